@@ -1,0 +1,318 @@
+"""Hugging Face transformers backend (CPU or GPU, fp32/bf16; local folder, GGUF, hub id; LoRA).
+
+Scoring runs the decoder only (``model.get_decoder()``), gathers hidden states at the queried
+positions and applies the output head there: logits are never computed for unscored positions.
+Packed rows use a 4-D additive attention mask that encodes the prefix trie; models with
+sliding-window layers (Gemma 3) get one mask per layer type with the window applied.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from negbench.backends.base import QueryResult, RowInput
+from negbench.errors import ModelError
+from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
+
+log = logging.getLogger("negbench")
+
+NUMERICS_VERSION = "1"   # bump when a change alters scores, so cached answers are not reused
+
+
+def _quiet_transformers() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import transformers
+    transformers.logging.set_verbosity_error()
+    try:
+        transformers.utils.logging.disable_progress_bar()
+    except AttributeError:
+        pass
+
+
+class HFBackend:
+    """A causal LM from transformers, scored through packed rows with a trie attention mask."""
+
+    name = "hf"
+
+    def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
+                 adapter: str | None = None, add_bos: str | bool = "auto",
+                 max_length: int | None = None, attn_implementation: str = "sdpa",
+                 revision: str | None = None, threads: int | None = None):
+        _quiet_transformers()
+        import torch
+        self.torch = torch
+        if threads:
+            torch.set_num_threads(threads)
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        if dtype == "auto":
+            dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        if dtype not in ("float32", "bfloat16", "float16"):
+            raise ModelError(f"unknown dtype '{dtype}'", where="--dtype",
+                             fix="use float32, bfloat16, float16 or auto")
+        self.dtype_name = dtype
+        self.dtype = getattr(torch, dtype)
+        self.source = resolve(model)
+        self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
+        self.adapter = adapter
+        adapter_fp = None
+        if adapter:
+            self.model, adapter_fp = _attach_adapter(self.model, adapter)
+        self.model.eval()
+        cfg = self.model.config
+        self.model_type = getattr(cfg, "model_type", "")
+        # lm-eval 0.4 HFLM: no special tokens when encoding, except BOS for Gemma models.
+        self.add_bos = ("gemma" in self.model_type) if add_bos == "auto" else bool(add_bos)
+        model_max = getattr(cfg, "max_position_embeddings", None) or 2048
+        self.max_length = min(max_length or model_max, model_max)
+        self.layer_types = list(getattr(cfg, "layer_types", None) or [])
+        self.sliding_window = getattr(cfg, "sliding_window", None)
+        self.softcap = getattr(cfg, "final_logit_softcapping", None)
+        self.decoder = self.model.get_decoder()
+        self.head = self.model.get_output_embeddings()
+        if self.tokenizer.pad_token_id is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        fp = {"backend": "hf", "numerics": NUMERICS_VERSION,
+              "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
+              "adapter": adapter_fp, "dtype": dtype, "add_bos": self.add_bos,
+              "max_length": self.max_length}
+        self.fingerprint_info = fp
+        self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
+
+    # -- loading -------------------------------------------------------------------------------
+    def _load(self, src: ModelSource, attn: str, revision: str | None):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        kw: dict[str, Any] = {"dtype": self.dtype, "attn_implementation": attn}
+        try:
+            if src.gguf_file:
+                folder = self._converted_gguf(src)
+                model = AutoModelForCausalLM.from_pretrained(folder, **kw)
+                tok = AutoTokenizer.from_pretrained(folder)
+            else:
+                where = src.folder or src.hub_id
+                model = AutoModelForCausalLM.from_pretrained(where, revision=revision, **kw)
+                tok = AutoTokenizer.from_pretrained(where, revision=revision)
+        except ModelError:
+            raise
+        except OSError as exc:
+            hint = ("the Hugging Face hub is unreachable from this machine: download the model "
+                    "elsewhere and pass its folder" if src.hub_id else "check the model files")
+            raise ModelError(f"could not load model '{src.spec}': {exc}".splitlines()[0],
+                             where="--model", fix=hint) from exc
+        model.to(self.device)
+        return model, tok
+
+    def _converted_gguf(self, src: ModelSource) -> str:
+        """Dequantise a GGUF once and keep a safetensors copy: later loads take a second, not 30."""
+        fp = source_fingerprint(src).split(":", 1)[1][:20]
+        target = cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
+        if (target / "config.json").is_file() and (target / ".complete").is_file():
+            return str(target)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+        log.info("converting %s to safetensors (once) in %s", src.gguf_file, target)
+        loaded = AutoModelForCausalLM.from_pretrained(src.folder, gguf_file=src.gguf_file,
+                                                      dtype=self.torch.float32)
+        # A GGUF-loaded model is flagged as quantised and refuses save_pretrained; its weights are
+        # already dequantised, so copy them into a plain model of the same config.
+        config = loaded.config
+        for attr in ("quantization_config", "_pre_quantization_dtype"):
+            if hasattr(config, attr):
+                delattr(config, attr)
+        model = AutoModelForCausalLM.from_config(config, dtype=self.torch.float32)
+        model.load_state_dict(loaded.state_dict())
+        del loaded
+        tok = AutoTokenizer.from_pretrained(src.folder, gguf_file=src.gguf_file)
+        tmp = target.with_name(target.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        try:
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            (tmp / ".complete").write_text(src.gguf_file)
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(tmp, target)
+        except OSError:
+            # read-only cache: fall back to loading the GGUF every time
+            shutil.rmtree(tmp, ignore_errors=True)
+            return _gguf_fallback(src, tmp)
+        return str(target)
+
+    # -- tokenisation --------------------------------------------------------------------------
+    def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
+        special = self.add_bos if add_special_tokens is None else add_special_tokens
+        return self.tokenizer(text, add_special_tokens=special)["input_ids"]
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
+        if not texts:
+            return []
+        special = self.add_bos if add_special_tokens is None else add_special_tokens
+        return self.tokenizer(texts, add_special_tokens=special)["input_ids"]
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
+
+    @property
+    def prefix_token_id(self) -> int:
+        """Token that stands in for an empty context (lm-eval: BOS if set, else EOS)."""
+        t = self.tokenizer
+        return t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
+        if not self.has_chat_template:
+            raise ModelError(f"model '{self.source.spec}' has no chat template",
+                             where="--chat", fix="drop --chat for base models")
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=add_generation_prompt)
+
+    # -- scoring -------------------------------------------------------------------------------
+    def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
+                     keep_kv: bool = False):
+        torch = self.torch
+        from transformers import DynamicCache
+        B = len(rows)
+        L = max(len(r.tokens) for r in rows)
+        P = prefix_len
+        ids = np.full((B, L), self.tokenizer.pad_token_id, dtype=np.int64)
+        pos = np.zeros((B, L), dtype=np.int64)
+        allowed = np.zeros((B, L, P + L), dtype=bool)
+        allowed[:, :, :P] = True
+        for b, r in enumerate(rows):
+            n = len(r.tokens)
+            ids[b, :n] = r.tokens
+            pos[b, :n] = r.positions
+            anc = allowed[b, :, P:]
+            for i, p in enumerate(r.parents):
+                if p >= 0:
+                    anc[i] = anc[p]
+                anc[i, i] = True
+            for i in range(n, L):                      # padding attends to itself only
+                anc[i, i] = True
+                allowed[b, i, :P] = False
+        key_pos = np.concatenate([np.broadcast_to(np.arange(P), (B, P)), pos], axis=1)
+        masks = {}
+        kinds = set(self.layer_types) if self.layer_types else {"full_attention"}
+        for kind in kinds:
+            a = allowed
+            if kind == "sliding_attention" and self.sliding_window:
+                dist = pos[:, :, None] - key_pos[:, None, :]
+                a = allowed & (dist < self.sliding_window)
+                a[:, np.arange(L), P + np.arange(L)] = True
+            m = torch.zeros((B, 1, L, P + L), dtype=self.dtype)
+            m.masked_fill_(~torch.from_numpy(np.ascontiguousarray(a))[:, None], torch.finfo(self.dtype).min)
+            masks[kind] = m.to(self.device)
+        attention_mask = masks if len(kinds) > 1 or "full_attention" not in kinds else masks["full_attention"]
+        cache = None
+        if prefix is not None:
+            cache = DynamicCache(ddp_cache_data=[(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1))
+                                                 for k, v in prefix])
+        elif keep_kv:
+            cache = DynamicCache()
+        with torch.inference_mode():
+            out = self.decoder(input_ids=torch.from_numpy(ids).to(self.device),
+                               attention_mask=attention_mask,
+                               position_ids=torch.from_numpy(pos).to(self.device),
+                               past_key_values=cache, use_cache=cache is not None)
+            hidden = out.last_hidden_state
+            qb, qi, qt = [], [], []
+            for b, r in enumerate(rows):
+                for q in r.queries:
+                    qb.append(b)
+                    qi.append(q.index)
+                    qt.append(q.targets)
+            results: list[QueryResult] = []
+            if qb:
+                hq = hidden[torch.tensor(qb), torch.tensor(qi)]
+                step = max(1, (1 << 27) // max(1, self.head.weight.shape[0]))  # bound Q×V memory
+                for s in range(0, len(qb), step):
+                    logits = self.head(hq[s:s + step]).float()
+                    if self.softcap:
+                        logits = torch.tanh(logits / self.softcap) * self.softcap
+                    lp = torch.log_softmax(logits, dim=-1)
+                    am = lp.argmax(dim=-1).tolist()
+                    for j in range(lp.shape[0]):
+                        t = qt[s + j]
+                        results.append(QueryResult(lp[j, t].tolist(), am[j]))
+            new_kv = None
+            if keep_kv:
+                new_kv = [(layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers]
+        per_row: list[list[QueryResult]] = []
+        k = 0
+        for r in rows:
+            per_row.append(results[k:k + len(r.queries)])
+            k += len(r.queries)
+        return per_row, new_kv
+
+    # -- generation ----------------------------------------------------------------------------
+    def generate(self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int):
+        torch = self.torch
+        tok = self.tokenizer
+        B = len(contexts)
+        L = max(len(c) for c in contexts)
+        ids = torch.full((B, L), tok.pad_token_id, dtype=torch.long)
+        att = torch.zeros((B, L), dtype=torch.long)
+        for b, c in enumerate(contexts):            # left padding
+            ids[b, L - len(c):] = torch.tensor(c)
+            att[b, L - len(c):] = 1
+        kwargs: dict[str, Any] = dict(max_new_tokens=max_tokens, do_sample=False,
+                                      pad_token_id=tok.pad_token_id, num_beams=1)
+        stops = [s for s in stop if s]
+        if stops:
+            kwargs.update(stop_strings=stops, tokenizer=tok)
+        with torch.inference_mode():
+            out = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device),
+                                      **kwargs)
+        eos = set(_as_list(self.model.generation_config.eos_token_id) + _as_list(tok.eos_token_id))
+        results = []
+        for b in range(B):
+            new = out[b, L:].tolist()
+            stopped = None
+            for i, t in enumerate(new):
+                if t in eos:
+                    new, stopped = new[:i], "eos"
+                    break
+            while new and new[-1] == tok.pad_token_id and tok.pad_token_id not in eos:
+                new.pop()
+            text = self.decode(new)
+            for s in stops:                             # lm-eval: s = s.split(term)[0] per stop
+                if s in text:
+                    text = text.split(s)[0]
+                    stopped = stopped or s
+            results.append((text, len(new), stopped))
+        return results
+
+
+def _as_list(x) -> list[int]:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _gguf_fallback(src: ModelSource, _tmp: Path) -> str:
+    raise ModelError(f"cannot write the converted copy of {src.gguf_file} under {cache_root()}",
+                     fix="set NEGBENCH_CACHE to a writable folder")
+
+
+def _attach_adapter(model, adapter: str):
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise ModelError("LoRA adapters need peft", where="--adapter",
+                         fix="pip install 'negbench[lora]'") from exc
+    path = Path(adapter).expanduser()
+    try:
+        model = PeftModel.from_pretrained(model, str(path) if path.exists() else adapter)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"could not load LoRA adapter '{adapter}': {exc}".splitlines()[0],
+                         where="--adapter", fix="give a folder with adapter_config.json") from exc
+    from negbench.models import ModelSource as _MS, source_fingerprint as _fp
+    fp = _fp(_MS(adapter, folder=str(path))) if path.is_dir() else f"hub:{adapter}"
+    return model.merge_and_unload(), fp

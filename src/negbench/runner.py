@@ -1,0 +1,171 @@
+"""An evaluation run: tasks × modes × shots × seeds → requests → engine → records → metrics.
+
+All requests of the run go to the engine in one call, so identical requests across units (e.g. a
+0-shot prompt shared by several modes, or the same few-shot block) are computed once.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from negbench import __version__
+from negbench.engine import Engine
+from negbench.fewshot import build_context, fewshot_draws
+from negbench.metrics import over_seeds, summarize
+from negbench.store import RunStore, fingerprint_records, git_commit, package_versions
+from negbench.tasks import Task, get_task
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class RunConfig:
+    model: str
+    tasks: list[str]
+    modes: list[str] | None = None        # None: each task's default modes
+    shots: list[int] | None = None        # None: each task's default shots
+    seeds: list[int] | None = None        # None: each task's default seeds
+    limit: int | None = None
+    chat: bool = False
+    system_prompt: str | None = None
+    backend: dict[str, Any] = field(default_factory=dict)
+    engine: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Unit:
+    """One cell of the protocol: a task, a mode, a number of shots, a seed."""
+
+    task: Task
+    mode: str
+    shots: int
+    seed: int | None
+
+    @property
+    def name(self) -> str:
+        s = f"{self.task.name}.{self.mode}.{self.shots}shot"
+        return s if self.seed is None else f"{s}.seed{self.seed}"
+
+    @property
+    def group(self) -> str:
+        return f"{self.task.name}.{self.mode}.{self.shots}shot"
+
+
+def plan_units(cfg: RunConfig) -> list[Unit]:
+    units = []
+    for tname in cfg.tasks:
+        task = get_task(tname)
+        modes = cfg.modes or list(task.default_modes or task.modes)
+        modes = [m for m in modes if m in task.modes] if cfg.modes and len(cfg.tasks) > 1 else modes
+        for m in modes:
+            task.mode(m)
+            for k in (cfg.shots if cfg.shots is not None else task.default_shots):
+                seeds = cfg.seeds if cfg.seeds is not None else task.default_seeds
+                for seed in ([None] if k == 0 else seeds):
+                    units.append(Unit(task, m, k, seed))
+    return units
+
+
+def build_requests(unit: Unit, backend, cfg: RunConfig):
+    """Render every record of a unit; returns (samples skeletons, requests per sample)."""
+    task = unit.task
+    docs = task.load(task.test_split)
+    if cfg.limit:
+        docs = docs[:cfg.limit]
+    spec = task.mode(unit.mode)
+    fs_split = task.fewshot_split or task.test_split
+    pool = task.load(fs_split) if unit.shots else []
+    draws = fewshot_draws(docs, pool, unit.shots, unit.seed, same_split=fs_split == task.test_split,
+                          sampler=task.fewshot_sampler)
+    samples, reqs = [], []
+    description = task.description(unit.mode)
+    for doc, shots in zip(docs, draws):
+        r = spec.render(doc)
+        context = build_context(r.query, [spec.render(s) for s in shots], description,
+                                task.target_delimiter, task.fewshot_delimiter)
+        if cfg.chat:
+            msgs = ([{"role": "system", "content": cfg.system_prompt}] if cfg.system_prompt else [])
+            context = backend.apply_chat_template(msgs + [{"role": "user", "content": context}])
+        gold_index = r.gold if isinstance(r.gold, int) else (
+            r.choices.index(r.gold) if r.gold in r.choices else None)
+        samples.append({"doc_id": doc.id, "task": task.name, "mode": unit.mode, "shots": unit.shots,
+                        "seed": unit.seed, "fewshot_ids": [s.id for s in shots], "context": context,
+                        "choices": r.choices, "gold": r.gold, "gold_index": gold_index,
+                        "meta": r.meta, "_rendered": r})
+        reqs.append(spec.formulation.requests(context, r))
+    return samples, reqs
+
+
+def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = None,
+             log=print) -> dict:
+    t0 = time.perf_counter()
+    units = plan_units(cfg)
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    if store:
+        store.write_config({"schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
+                            **asdict(cfg), "units": [u.name for u in units]})
+    built = []
+    flat = []
+    for u in units:
+        samples, reqs = build_requests(u, backend, cfg)
+        built.append((u, samples, reqs))
+        for rs in reqs:
+            flat.extend(rs)
+    log(f"{len(units)} unit(s), {sum(len(s) for _, s, _ in built)} samples, {len(flat)} requests")
+    answers = engine.run(flat, desc="scoring")
+    stats = engine.last_stats
+    k = 0
+    results_units: dict[str, dict] = {}
+    datasets: dict[str, dict] = {}
+    for u, samples, reqs in built:
+        spec = u.task.mode(u.mode)
+        records = []
+        for s, rs in zip(samples, reqs):
+            resp = answers[k:k + len(rs)]
+            k += len(rs)
+            r = s.pop("_rendered")
+            s.update(spec.formulation.score(r, resp))
+            records.append(s)
+        metrics = summarize(records, spec.formulation.metrics)
+        if u.task.extra_metrics:
+            metrics.update(u.task.extra_metrics(u.mode, records))
+        results_units[u.name] = {"task": u.task.name, "mode": u.mode, "shots": u.shots,
+                                 "seed": u.seed, "group": u.group, "metrics": metrics}
+        if store:
+            store.write_samples(u.name, records)
+        if u.task.name not in datasets:
+            datasets[u.task.name] = _dataset_info(u.task, cfg.limit)
+    groups: dict[str, dict] = {}
+    for name, res in results_units.items():
+        g = groups.setdefault(res["group"], {"task": res["task"], "mode": res["mode"],
+                                             "shots": res["shots"], "units": [], "metrics": {}})
+        g["units"].append(name)
+    for gname, g in groups.items():
+        per = [results_units[n]["metrics"] for n in g["units"]]
+        for m, v in per[0].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
+                g["metrics"][m] = over_seeds([p[m] for p in per])
+    results = {
+        "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "config": asdict(cfg),
+        "model": {"spec": cfg.model, "fingerprint": backend.fingerprint,
+                  "details": getattr(backend, "fingerprint_info", {})},
+        "provenance": {"packages": package_versions(), "git": git_commit()},
+        "datasets": datasets, "units": results_units, "groups": groups,
+        "engine": asdict(stats), "wall_s": time.perf_counter() - t0,
+    }
+    if store:
+        store.write_results(results)
+    return results
+
+
+def _dataset_info(task: Task, limit: int | None) -> dict:
+    out = {"source": task.source}
+    for split in {task.test_split, task.fewshot_split or task.test_split}:
+        docs = task.load(split)
+        out[split] = {"n": len(docs), "sha256": fingerprint_records(d.fields for d in docs),
+                      "evaluated": min(len(docs), limit) if limit and split == task.test_split else len(docs)}
+    return out

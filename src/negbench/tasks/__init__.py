@@ -1,0 +1,35 @@
+"""Task registry: built-in tasks by name, or a JSON-lines file path."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from negbench.errors import TaskError
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.builtin import NEGATION_MINI, TRUEFALSE_MINI, jsonl_task
+
+_REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI)}
+
+
+def register(task: Task) -> Task:
+    _REGISTRY[task.name] = task
+    return task
+
+
+def all_tasks() -> dict[str, Task]:
+    return dict(_REGISTRY)
+
+
+def get_task(name: str) -> Task:
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    if name.endswith(".jsonl") or Path(name).is_file():
+        if not Path(name).is_file():
+            raise TaskError(f"task file not found: {name}", where="--tasks",
+                            fix="check the path of your JSON-lines task file")
+        return jsonl_task(name)
+    raise TaskError(f"unknown task '{name}'", where="--tasks",
+                    fix="known tasks: " + ", ".join(sorted(_REGISTRY)) +
+                        " (or a .jsonl file of {question, choices, answer}); see 'negbench tasks'")
+
+
+__all__ = ["Doc", "ModeSpec", "Rendered", "Task", "all_tasks", "get_task", "register"]

@@ -1,0 +1,84 @@
+"""What a task is: records + a prompt per scoring mode + the modes' scorers + metrics.
+
+A task renders one record for one mode into a :class:`Rendered` prompt; the mode's
+:class:`~negbench.modes.Formulation` turns it into requests and scores the answers.  Few-shot
+contexts follow lm-evaluation-harness 0.4 (see :mod:`negbench.fewshot`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from negbench.errors import TaskError
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One dataset record: a stable id, its validated fields, and where it came from."""
+
+    id: str
+    fields: dict[str, Any]
+    source: str = ""
+
+    def __getitem__(self, k: str) -> Any:
+        return self.fields[k]
+
+
+@dataclass
+class Rendered:
+    """A record rendered for one mode.
+
+    ``choices`` are continuation texts (without the target delimiter) for log-likelihood modes,
+    labels for next-token modes; ``gold`` is an index into them, or the gold answer string for
+    generation.  ``target`` is what a few-shot example shows after the query.
+    """
+
+    query: str
+    choices: list[str] = field(default_factory=list)
+    gold: int | str | None = None
+    target: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def target_text(self) -> str:
+        if self.target is not None:
+            return self.target
+        if isinstance(self.gold, int):
+            return self.choices[self.gold]
+        return str(self.gold)
+
+
+@dataclass
+class Task:
+    """A benchmark: splits of records, modes (name → formulation + renderer), metrics."""
+
+    name: str
+    summary: str
+    load: Callable[[str], list[Doc]]                   # split -> records
+    modes: dict[str, "ModeSpec"]
+    test_split: str = "test"
+    fewshot_split: str | None = None
+    default_modes: Sequence[str] = ()
+    default_shots: Sequence[int] = (0,)
+    default_seeds: Sequence[int] = (1234,)
+    fewshot_sampler: str = "lm-eval"                  # or "fixed": same shots for every item
+    description: Callable[[str], str] = lambda mode: ""
+    target_delimiter: str = " "
+    fewshot_delimiter: str = "\n\n"
+    extra_metrics: Callable[[str, list[dict]], dict] | None = None
+    language: str = "en"
+    source: str = ""
+
+    def mode(self, name: str) -> "ModeSpec":
+        if name not in self.modes:
+            raise TaskError(f"task '{self.name}' has no mode '{name}'", where="--modes",
+                            fix="choose from: " + ", ".join(self.modes))
+        return self.modes[name]
+
+
+@dataclass
+class ModeSpec:
+    """One scoring mode of a task: how a record is rendered, and which formulation scores it."""
+
+    render: Callable[[Doc], Rendered]
+    formulation: Any                                   # negbench.modes.Formulation
+    summary: str = ""
