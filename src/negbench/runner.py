@@ -71,10 +71,12 @@ def plan_units(cfg: RunConfig) -> list[Unit]:
 def build_requests(unit: Unit, backend, cfg: RunConfig):
     """Render every record of a unit; returns (samples skeletons, requests per sample)."""
     task = unit.task
+    spec = task.mode(unit.mode)
     docs = task.load(task.test_split)
+    if spec.include is not None:
+        docs = [d for d in docs if spec.include(d)]
     if cfg.limit:
         docs = docs[:cfg.limit]
-    spec = task.mode(unit.mode)
     fs_split = task.fewshot_split or task.test_split
     pool = task.load(fs_split) if unit.shots else []
     draws = fewshot_draws(docs, pool, unit.shots, unit.seed, same_split=fs_split == task.test_split,

@@ -7,7 +7,9 @@ from negbench.errors import TaskError
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.builtin import NEGATION_MINI, TRUEFALSE_MINI, jsonl_task
 
-_REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI)}
+from negbench.tasks.condaqa import TASKS as _CONDAQA
+
+_REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI, *_CONDAQA)}
 
 
 def register(task: Task) -> Task:

@@ -82,3 +82,4 @@ class ModeSpec:
     render: Callable[[Doc], Rendered]
     formulation: Any                                   # negbench.modes.Formulation
     summary: str = ""
+    include: Callable[[Doc], bool] | None = None       # records this mode applies to (None: all)

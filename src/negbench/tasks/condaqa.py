@@ -1,0 +1,589 @@
+"""CONDAQA (Ravichander, Gardner & Marasović, EMNLP 2022): reading comprehension about negation.
+
+Data: the official JSON-lines release (github AbhilashaRavichander/CondaQA) — ``condaqa_dev.json``,
+the test set as five disjoint few-shot test splits and 9 shots per split — or the official
+``condaqa_{train,dev,test}.json`` in a folder of the user's, or the Hugging Face id
+``lasha-nlp/CONDAQA`` (needs the optional ``datasets`` package).  See ``docs/condaqa.md``.
+
+Splits: ``dev``, ``test`` (test splits 1..5 concatenated in that order; each record carries its
+split number), ``test1``..``test5``, ``shots1``..``shots5`` (the 9-shot train splits), and
+``train`` when an official train file is present.
+
+Prompt (Figure 5): the task description, then for each shot ``Passage: …\\nQuestion: …\\nAnswer: X``
+followed by ``\\n###\\n``, then the test instance ending in ``Answer:``.
+
+Modes: ``generate`` (the paper's: greedy generation, answer normalised to YES / NO / DON'T KNOW or
+kept as a span, exact match after strip + lower-case) and ``loglik`` (log-likelihood of the three
+label answers; records whose gold answer is a span are excluded from its metrics and counted).
+
+Metrics (§4, App. B, D) are pure functions of the runner's per-sample records: accuracy,
+question-level consistency over (PassageID, QuestionID) groups holding all four passage edits,
+edit-level consistency on (original, paraphrase | scope | affirmative) pairs taken from those same
+complete groups, accuracy per edit type (Table 10), a breakdown by answer type (Figure 8), and the
+majority-answer floor of Table 4.
+
+Protocol (§4.1, App. C.2): zero-shot on the full test set (``condaqa``; its metrics also give the
+per-split numbers and their mean / SD), and few-shot as five tasks ``condaqa-split{i}`` that
+evaluate test split *i* with exactly the 9 shots of train split *i*; average with
+:func:`average_over_splits`.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from negbench.errors import DataError, TaskError
+from negbench.metrics import mean, sd
+from negbench.modes import ChoiceLoglikelihood, Generation
+from negbench.records import field, iter_jsonl
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+
+HF_ID = "lasha-nlp/CONDAQA"
+SOURCE = ("CONDAQA, Ravichander et al. (EMNLP 2022); github AbhilashaRavichander/CondaQA "
+          f"(Apache-2.0); Hugging Face {HF_ID}")
+N_SPLITS = 5
+N_SHOTS = 9
+
+#: The three label answers, in the order the ``loglik`` mode scores them.
+LABELS: tuple[str, ...] = ("YES", "NO", "DON'T KNOW")
+LABEL_TYPE = {"YES": "yes", "NO": "no", "DON'T KNOW": "dont_know"}
+ANSWER_TYPES = ("yes", "no", "dont_know", "span")
+EDITS = {0: "original", 1: "paraphrase", 2: "scope", 3: "affirmative"}
+
+#: Figure 5 task description (written after Wang et al., 2022).
+DESCRIPTION = ("In this task, you're expected to write answers to questions involving reasoning "
+               "about negation. The answer to the question should be \"yes\", \"no\", \"don't "
+               "know\" or a phrase in the passage. Questions can have only one correct answer.")
+#: What separates the description from the first block (our reading of Figure 5).
+DESCRIPTION_SEPARATOR = "\n"
+#: Figure 5 separates consecutive instances with ``###``.
+FEWSHOT_DELIMITER = "\n###\n"
+TARGET_DELIMITER = " "
+STOP = ("\n", "###")
+MAX_TOKENS = 32
+
+#: Table 4's "Majority" row is answering NO everywhere (47.75 % of the test set); the training
+#: file that would define the majority is not released here, and the dev majority is YES.
+PAPER_MAJORITY = "NO"
+
+
+# -- data location ---------------------------------------------------------------------------------
+def data_root() -> Path:
+    """Default folder of the official release: ``$NEGBENCH_DATA/condaqa/data`` when that variable
+    is set, else ``../shared/data/condaqa/data`` relative to the current working directory."""
+    env = os.environ.get("NEGBENCH_DATA")
+    if env:
+        return Path(env) / "condaqa" / "data"
+    return Path.cwd().parent / "shared" / "data" / "condaqa" / "data"
+
+
+def default_source() -> str:
+    """Where the tasks read from: ``$NEGBENCH_CONDAQA`` (a folder or a Hugging Face id such as
+    ``hf:lasha-nlp/CONDAQA``) when set, else :func:`data_root`."""
+    return os.environ.get("NEGBENCH_CONDAQA") or str(data_root())
+
+
+_TEST_FILES = [(d, n) for d in ("few-shot/test_splits", "fewshot/test_splits", ".")
+               for n in ("conda_fewshot_test_{i}.json", "condaqa_fewshot_test_{i}.json")]
+_SHOT_FILES = [(d, n) for d in ("few-shot/train_splits/sampling_c_shots_9",
+                                "fewshot/train_splits/sampling_c_shots_9", ".")
+               for n in ("conda_fewshot_train_{i}.json", "condaqa_fewshot_train_{i}.json")]
+_OFFICIAL = {"train": "condaqa_train.json", "dev": "condaqa_dev.json", "test": "condaqa_test.json"}
+_HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+SPLITS = (("train", "dev", "test") + tuple(f"test{i}" for i in range(1, N_SPLITS + 1))
+          + tuple(f"shots{i}" for i in range(1, N_SPLITS + 1)))
+_HF_PAT = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+def _find(root: Path, candidates: list[tuple[str, str]], i: int) -> Path | None:
+    for d, n in candidates:
+        p = root / d / n.format(i=i)
+        if p.is_file():
+            return p
+    return None
+
+
+def _split_number(split: str, prefix: str) -> int | None:
+    if split.startswith(prefix) and split[len(prefix):].isdigit():
+        i = int(split[len(prefix):])
+        if 1 <= i <= N_SPLITS:
+            return i
+    return None
+
+
+# -- answers ---------------------------------------------------------------------------------------
+_LABEL_VARIANTS = {"yes": "YES", "no": "NO", "don't know": "DON'T KNOW", "dont know": "DON'T KNOW",
+                   "do not know": "DON'T KNOW"}
+
+
+def canonical_label(text: str) -> str | None:
+    """``YES`` / ``NO`` / ``DON'T KNOW`` when ``text`` is one of them up to case, surrounding
+    whitespace and quotes, a trailing ``.`` or ``!``, curly apostrophes and ``dont`` /
+    ``do not``; else None (a span)."""
+    t = text.replace("\u2019", "'").replace("\u2018", "'")
+    t = " ".join(t.lower().split()).strip(" .!\"'`")
+    return _LABEL_VARIANTS.get(t)
+
+
+def answer_type(answer: str) -> str:
+    """``yes`` / ``no`` / ``dont_know`` for the label answers, else ``span``."""
+    lab = canonical_label(answer)
+    return LABEL_TYPE[lab] if lab else "span"
+
+
+def normalize_prediction(text: str) -> str | None:
+    """The ``generate`` answer filter: cut at the first ``###`` or newline (as the stop strings
+    do), strip; a label answer
+    becomes its canonical form, anything else is kept as a span; empty output gives None."""
+    s = text.split("###", 1)[0].split("\n", 1)[0].strip()
+    if not s:
+        return None
+    return canonical_label(s) or s
+
+
+def em_normalize(s: str) -> str:
+    """The paper's exact-match normalisation: strip and lower-case (official scorer)."""
+    return s.strip().lower()
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def _parse(obj: dict, path: str, rec: str, split_no: int | None) -> dict[str, Any]:
+    passage = field(obj, "sentence1", str, path=path, record=rec)
+    question = field(obj, "sentence2", str, path=path, record=rec)
+    label = field(obj, "label", str, path=path, record=rec)
+    pid = field(obj, "PassageID", int, path=path, record=rec)
+    qid = field(obj, "QuestionID", (str, int), path=path, record=rec)
+    edit = field(obj, "PassageEditID", int, path=path, record=rec)
+    if edit not in EDITS:
+        raise DataError(f"PassageEditID must be 0, 1, 2 or 3, got {edit!r}", path=path, record=rec,
+                        field="PassageEditID",
+                        fix="0 original, 1 paraphrase, 2 scope, 3 affirmative edit")
+    cue = field(obj, "original cue", str, path=path, record=rec, optional=True)
+    sid = field(obj, "SampleID", int, path=path, record=rec, optional=True)
+    lab = canonical_label(label)
+    return {"passage": passage, "question": question, "label": label,
+            "answer": lab or label.strip(), "answer_type": LABEL_TYPE[lab] if lab else "span",
+            "PassageID": pid, "QuestionID": str(qid), "PassageEditID": edit,
+            "original cue": cue, "SampleID": sid, "split": split_no}
+
+
+def _read_file(path: Path, split_no: int | None = None) -> list[tuple[dict, str, int]]:
+    out = []
+    for n, obj in iter_jsonl(path):
+        out.append((_parse(obj, str(path), f"line {n}", split_no), str(path), n))
+    if not out:
+        raise DataError("no records", path=str(path))
+    return out
+
+
+def _make_docs(rows: list[tuple[dict, str, int]]) -> list[Doc]:
+    """Doc ids: the SampleID when every record has one and they are unique, else
+    ``p{PassageID}-{QuestionID}-e{PassageEditID}`` when unique, else ``{file}:{line}``."""
+    sids = [f["SampleID"] for f, _, _ in rows]
+    if None not in sids and len(set(sids)) == len(sids):
+        ids = [str(s) for s in sids]
+    else:
+        ids = [f"p{f['PassageID']}-{f['QuestionID']}-e{f['PassageEditID']}" for f, _, _ in rows]
+        if len(set(ids)) != len(ids):
+            ids = [f"{Path(p).stem}:{n}" for _, p, n in rows]
+    return [Doc(i, f, p) for i, (f, p, _) in zip(ids, rows)]
+
+
+def _load_local(root: Path, split: str) -> list[Doc]:
+    if split == "test":
+        files = [_find(root, _TEST_FILES, i) for i in range(1, N_SPLITS + 1)]
+        if all(files):
+            return _make_docs([r for i, p in enumerate(files, 1) for r in _read_file(p, i)])
+        if (root / _OFFICIAL["test"]).is_file():
+            return _make_docs(_read_file(root / _OFFICIAL["test"]))
+        raise DataError("CONDAQA test data not found (need the five few-shot test split files "
+                        "or condaqa_test.json)", path=str(root),
+                        fix="point NEGBENCH_DATA / NEGBENCH_CONDAQA at the official data folder")
+    if split in ("train", "dev"):
+        return _make_docs(_read_file(root / _OFFICIAL[split]))
+    i = _split_number(split, "test")
+    if i is not None:
+        p = _find(root, _TEST_FILES, i)
+        if p is None:
+            raise DataError(f"test split {i} not found", path=str(root / _TEST_FILES[0][0]),
+                            fix=f"expected conda_fewshot_test_{i}.json from the official release")
+        return _make_docs(_read_file(p, i))
+    i = _split_number(split, "shots")
+    if i is not None:
+        p = _find(root, _SHOT_FILES, i)
+        if p is None:
+            raise DataError(f"9-shot train split {i} not found", path=str(root / _SHOT_FILES[0][0]),
+                            fix=f"expected conda_fewshot_train_{i}.json from the official release")
+        return _make_docs(_read_file(p, i))
+    raise TaskError(f"CONDAQA has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS))
+
+
+def _load_hf(dataset_id: str, split: str) -> list[Doc]:
+    where = f"hf:{dataset_id}"
+    if split not in _HF_SPLITS:
+        raise DataError(f"split '{split}' exists only in the GitHub release (the Hugging Face copy "
+                        "has train / validation / test)", path=where,
+                        fix="use a local folder of the official release for test1..5 / shots1..5")
+    try:
+        import datasets  # noqa: F401  (optional dependency, imported only here)
+    except ImportError:
+        raise DataError("loading CONDAQA from the Hugging Face hub needs the 'datasets' package, "
+                        "which is not installed", path=where,
+                        fix="pip install datasets, or use a local folder of the official release "
+                            "(NEGBENCH_DATA / NEGBENCH_CONDAQA)") from None
+    try:
+        ds = datasets.load_dataset(dataset_id, split=_HF_SPLITS[split])
+    except Exception as exc:  # network, unknown id, … — report it as a data problem
+        raise DataError(f"could not load {dataset_id} split {_HF_SPLITS[split]} "
+                        f"({type(exc).__name__}: {exc})", path=where,
+                        fix="check the id and the network, or use a local folder") from None
+    src = f"{where}/{_HF_SPLITS[split]}"
+    rows = [(_parse(dict(obj), src, f"row {n}", None), src, n) for n, obj in enumerate(ds)]
+    if not rows:
+        raise DataError("no records", path=src)
+    return _make_docs(rows)
+
+
+@lru_cache(maxsize=None)
+def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
+    root = Path(source)
+    if root.is_dir():
+        return tuple(_load_local(root, split))
+    if source.startswith("hf:") or (not root.exists() and _HF_PAT.match(source)):
+        return tuple(_load_hf(source[3:] if source.startswith("hf:") else source, split))
+    raise DataError("CONDAQA data folder not found", path=source,
+                    fix="set NEGBENCH_DATA (folder holding condaqa/data), NEGBENCH_CONDAQA (a "
+                        "folder or hf:lasha-nlp/CONDAQA), or run from the project root next to "
+                        "../shared/data")
+
+
+def load_split(split: str, source: str | os.PathLike | None = None) -> list[Doc]:
+    """The records of one split from a folder (official layout or file names) or a Hugging Face
+    id (``hf:owner/name`` or ``owner/name``); ``source`` defaults to :func:`default_source`."""
+    if split not in SPLITS:
+        raise TaskError(f"CONDAQA has no split '{split}'", where="split",
+                        fix="one of " + ", ".join(SPLITS))
+    src = str(source) if source is not None else default_source()
+    if Path(src).is_dir():
+        src = str(Path(src).resolve())
+    return list(_load_cached(src, split))
+
+
+def clear_cache() -> None:
+    _load_cached.cache_clear()
+
+
+# -- rendering -------------------------------------------------------------------------------------
+def render_query(passage: str, question: str) -> str:
+    """One Figure 5 instance up to ``Answer:`` (passage and question stripped)."""
+    return f"Passage: {passage.strip()}\nQuestion: {question.strip()}\nAnswer:"
+
+
+def description(mode: str = "") -> str:
+    return DESCRIPTION + DESCRIPTION_SEPARATOR
+
+
+def _meta(d: Doc) -> dict[str, Any]:
+    return {"PassageID": d["PassageID"], "QuestionID": d["QuestionID"],
+            "PassageEditID": d["PassageEditID"], "answer_type": d["answer_type"],
+            "answer": d["answer"], "split": d["split"], "SampleID": d["SampleID"]}
+
+
+def render_generate(d: Doc) -> Rendered:
+    return Rendered(render_query(d["passage"], d["question"]), [], d["answer"], target=d["answer"],
+                    meta=_meta(d))
+
+
+def render_loglik(d: Doc) -> Rendered:
+    """Choices YES / NO / DON'T KNOW; a span-answer record gets ``gold=None`` (excluded from the
+    metrics) but still shows its span when used as a shot."""
+    gold = LABELS.index(d["answer"]) if d["answer_type"] != "span" else None
+    return Rendered(render_query(d["passage"], d["question"]), list(LABELS), gold,
+                    target=d["answer"], meta=_meta(d))
+
+
+def is_label_answer(d: Doc) -> bool:
+    return d["answer_type"] != "span"
+
+
+GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=normalize_prediction,
+                      normalize=em_normalize)
+LOGLIK = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
+
+
+# -- metrics (pure functions of per-sample records) -------------------------------------------------
+def _key(records: Sequence[dict], key: str | None) -> str:
+    if key:
+        return key
+    return "exact_match" if records and "exact_match" in records[0] else "acc"
+
+
+def _outcomes(records: Iterable[dict], key: str, spans: str) -> list[tuple[dict, bool]]:
+    """(meta, correct) per record.  ``spans``: ``keep`` the record's own score, ``exclude`` records
+    whose gold answer is a span, or count them ``wrong``."""
+    if spans not in ("keep", "exclude", "wrong"):
+        raise ValueError(f"spans must be keep, exclude or wrong, not {spans!r}")
+    out = []
+    for r in records:
+        m = r["meta"]
+        if m.get("answer_type") == "span":
+            if spans == "exclude":
+                continue
+            if spans == "wrong":
+                out.append((m, False))
+                continue
+        v = r.get(key)
+        out.append((m, bool(v) if v is not None else False))
+    return out
+
+
+def accuracy(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> float:
+    """Share of correct records (``key``: ``exact_match`` for generation, ``acc`` / ``acc_norm``
+    for log-likelihood; default: whichever the records carry)."""
+    return mean([float(c) for _, c in _outcomes(records, _key(records, key), spans)])
+
+
+def accuracy_by_edit(records: Sequence[dict], key: str | None = None,
+                     spans: str = "keep") -> dict[str, dict]:
+    """Table 10: accuracy per passage type over all scored records."""
+    per: dict[int, list[float]] = {e: [] for e in EDITS}
+    for m, c in _outcomes(records, _key(records, key), spans):
+        per[m["PassageEditID"]].append(float(c))
+    return {EDITS[e]: {"n": len(v), "acc": mean(v)} for e, v in per.items()}
+
+
+def groups(records: Sequence[dict], key: str | None = None,
+           spans: str = "keep") -> tuple[dict[tuple, dict[int, bool]], int]:
+    """Complete consistency groups and the number of incomplete ones.
+
+    A group is the records sharing (PassageID, QuestionID); it is complete when it holds exactly one
+    record for each PassageEditID 0, 1, 2, 3 (the official scorer keeps groups of exactly four).
+    Returns ({(PassageID, QuestionID): {edit: correct}}, number of incomplete groups)."""
+    raw: dict[tuple, list[tuple[int, bool]]] = {}
+    for m, c in _outcomes(records, _key(records, key), spans):
+        raw.setdefault((m["PassageID"], str(m["QuestionID"])), []).append((m["PassageEditID"], c))
+    complete, incomplete = {}, 0
+    for g, members in raw.items():
+        if sorted(e for e, _ in members) == [0, 1, 2, 3]:
+            complete[g] = dict(members)
+        else:
+            incomplete += 1
+    return complete, incomplete
+
+
+def consistency(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
+    """Question-level consistency (§4): share of complete groups whose four records are all
+    correct."""
+    comp, inc = groups(records, key, spans)
+    return {"consistency": mean([float(all(g.values())) for g in comp.values()]),
+            "n_groups": len(comp), "n_groups_incomplete": inc}
+
+
+def edit_consistency(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
+    """Edit-level consistency (§4): for each complete group, the pair (original, edit) counts when
+    both are correct; one pair per complete group and edit type (App. B: 1,402 groups for each)."""
+    comp, _ = groups(records, key, spans)
+    out = {}
+    for e in (1, 2, 3):
+        out[f"consistency_{EDITS[e]}"] = mean([float(g[0] and g[e]) for g in comp.values()])
+    out["n_pairs"] = len(comp)
+    return out
+
+
+def _label_of(text: str | None) -> str:
+    if text is None:
+        return "none"
+    return answer_type(text)
+
+
+def _pred_type(r: dict) -> str:
+    if "answer" in r:
+        return _label_of(r["answer"])
+    pred = r.get("pred")
+    if pred is not None and r.get("choices"):
+        return _label_of(r["choices"][pred])
+    return "none"
+
+
+def answer_type_breakdown(records: Sequence[dict], key: str | None = None,
+                          spans: str = "keep") -> dict:
+    """Figure 8: accuracy per gold answer type (yes / no / dont_know / span; the span accuracy is
+    NaN when ``spans="exclude"``), and how often each type is predicted (``none``: no answer)."""
+    k = _key(records, key)
+    by: dict[str, list[float]] = {t: [] for t in ANSWER_TYPES}
+    preds: Counter = Counter()
+    for r in records:
+        by[r["meta"]["answer_type"]].append(float(bool(r.get(k))))
+        preds[_pred_type(r)] += 1
+    n = len(records)
+    gold = {t: {"n": len(v), "share": len(v) / n if n else float("nan"), "acc": mean(v)}
+            for t, v in by.items()}
+    if spans == "exclude":
+        gold["span"]["acc"] = float("nan")
+    elif spans == "wrong":
+        gold["span"]["acc"] = 0.0 if by["span"] else float("nan")
+    return {"gold": gold,
+            "predicted": {t: preds.get(t, 0) for t in ANSWER_TYPES + ("none",)}}
+
+
+def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
+    """The Table 4 columns plus Table 10 as one flat dict (fractions, not percentages)."""
+    k = _key(records, key)
+    out: dict[str, Any] = {"accuracy": accuracy(records, k, spans),
+                           "n_scored": len(_outcomes(records, k, spans))}
+    out.update(consistency(records, k, spans))
+    out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
+    for name, v in accuracy_by_edit(records, k, spans).items():
+        out[f"acc_{name}"] = v["acc"]
+    return out
+
+
+HEADLINE = ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
+            "consistency_affirmative", "acc_original", "acc_paraphrase", "acc_scope",
+            "acc_affirmative")
+
+
+def summarize_splits(per_split: Sequence[dict], metrics: Sequence[str] = HEADLINE) -> dict:
+    """Mean and spread of each metric over the splits (Table 11): ``sd`` is the sample SD (n − 1,
+    :func:`negbench.metrics.sd`), ``sd_pop`` the population SD (numpy's default)."""
+    out = {}
+    for m in metrics:
+        vals = [float(s[m]) for s in per_split if isinstance(s.get(m), (int, float))]
+        mu = mean(vals)
+        pop = math.sqrt(sum((v - mu) ** 2 for v in vals) / len(vals)) if vals else float("nan")
+        out[m] = {"mean": mu, "sd": sd(vals), "sd_pop": pop, "n_splits": len(vals), "values": vals}
+    return out
+
+
+def by_split(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
+    """Scores per test split (records' ``meta.split``) and their mean / SD over the splits."""
+    k = _key(records, key)
+    parts: dict[int, list[dict]] = {}
+    for r in records:
+        s = r["meta"].get("split")
+        if s is not None:
+            parts.setdefault(int(s), []).append(r)
+    per = {str(s): scores(rs, k, spans) for s, rs in sorted(parts.items())}
+    return {"per_split": per, "over_splits": summarize_splits(list(per.values()))}
+
+
+def condaqa_metrics(mode: str, records: list[dict]) -> dict:
+    """``Task.extra_metrics`` for CONDAQA: the flat headline scores; for ``loglik`` span-answer
+    records are excluded (``n_span_excluded``; ``spans_as_wrong`` gives the paper-comparable
+    variant that counts them wrong) and the ``acc_norm`` variant is added; ``by_answer_type``;
+    and, when the records come from two or more test splits, ``by_split`` with the mean / SD."""
+    key = "exact_match" if mode == "generate" or (records and "exact_match" in records[0]) else "acc"
+    spans = "keep" if key == "exact_match" else "exclude"
+    out = scores(records, key, spans)
+    n_span = sum(1 for r in records if r["meta"].get("answer_type") == "span")
+    out["n_span"] = n_span
+    if spans == "exclude":
+        out["n_span_excluded"] = n_span
+        out["spans_as_wrong"] = scores(records, key, "wrong")
+        if records and "acc_norm" in records[0]:
+            out["acc_norm_scores"] = scores(records, "acc_norm", spans)
+    out["by_answer_type"] = answer_type_breakdown(records, key, spans)
+    if len({r["meta"].get("split") for r in records} - {None}) >= 2:
+        out["by_split"] = by_split(records, key, spans)
+    return out
+
+
+# -- majority baseline --------------------------------------------------------------------------
+def docs_to_records(docs: Iterable[Doc]) -> list[dict]:
+    """Model-free records (``doc_id``, ``gold``, ``meta``) for baselines computed from data."""
+    return [{"doc_id": d.id, "gold": d["answer"], "meta": _meta(d)} for d in docs]
+
+
+def majority_label(items: Iterable[Doc | dict]) -> str:
+    """The most frequent label answer (YES / NO / DON'T KNOW; spans ignored; ties broken in that
+    order) among Docs or records."""
+    c: Counter = Counter()
+    for x in items:
+        a = x["answer"] if isinstance(x, Doc) else x["meta"]["answer"]
+        lab = canonical_label(a)
+        if lab:
+            c[lab] += 1
+    if not c:
+        raise ValueError("no label answers to take a majority from")
+    return max(LABELS, key=lambda lab: (c[lab], -LABELS.index(lab)))
+
+
+def majority_baseline(records: Sequence[dict], label: str = PAPER_MAJORITY) -> dict:
+    """Table 4's floor: answer ``label`` to every record (the gold comes from ``meta.answer``);
+    the same scores as :func:`scores`.  ``label=majority_label(dev_docs)`` gives the dev majority."""
+    pred = em_normalize(label)
+    recs = [{"meta": r["meta"], "correct": float(em_normalize(r["meta"]["answer"]) == pred)}
+            for r in records]
+    out = scores(recs, "correct", "keep")
+    out["label"] = label
+    return out
+
+
+# -- averaging the few-shot protocol over the five splits --------------------------------------
+def average_over_splits(results: dict, mode: str = "generate", shots: int = N_SHOTS,
+                        prefix: str = "condaqa-split", metrics: Sequence[str] = HEADLINE) -> dict:
+    """Mean / SD over the five ``condaqa-split{i}`` tasks of a runner ``results`` dict (its
+    ``units``) for one mode and number of shots.  Several seeds of one split are averaged first."""
+    per_split = []
+    found = []
+    for i in range(1, N_SPLITS + 1):
+        units = [u for u in results.get("units", {}).values()
+                 if u.get("task") == f"{prefix}{i}" and u.get("mode") == mode
+                 and u.get("shots") == shots]
+        if not units:
+            continue
+        found.append(i)
+        per_split.append({m: mean([float(u["metrics"][m]) for u in units
+                                   if isinstance(u["metrics"].get(m), (int, float))])
+                          for m in metrics})
+    if not per_split:
+        raise TaskError(f"no {prefix}1..{N_SPLITS} results for mode '{mode}' with {shots} shots",
+                        where="results", fix=f"run the tasks {prefix}1..{prefix}{N_SPLITS}")
+    out = summarize_splits(per_split, metrics)
+    out["_splits"] = found
+    return out
+
+
+# -- tasks ---------------------------------------------------------------------------------------
+def _modes() -> dict[str, ModeSpec]:
+    return {
+        "generate": ModeSpec(render_generate, GENERATE,
+                             "Figure 5 prompt, greedy generation until newline / ###, answer "
+                             "normalised to YES / NO / DON'T KNOW or a span, exact match"),
+        "loglik": ModeSpec(render_loglik, LOGLIK,
+                                   "log-likelihood of ' YES' / ' NO' / ' DON'T KNOW' after the "
+                                   "Figure 5 prompt; span-answer records excluded",
+                                   include=is_label_answer),
+    }
+
+
+def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
+    """``condaqa`` (full test set, zero-shot) and ``condaqa-split1..5`` (test split i with the 9
+    shots of train split i), reading from ``source`` (default: :func:`default_source`, resolved
+    when the data is first loaded)."""
+    def loader(split: str) -> list[Doc]:
+        return load_split(split, source)
+
+    common = dict(load=loader, modes=_modes(), default_modes=("generate",), description=description,
+                  target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
+                  extra_metrics=condaqa_metrics, language="en", source=SOURCE)
+    tasks = [Task(name="condaqa",
+                  summary="CONDAQA test set (7,240), zero-shot, Figure 5 prompt; accuracy and "
+                          "consistency (English reading comprehension about negation)",
+                  test_split="test", fewshot_split="dev", default_shots=(0,), **common)]
+    for i in range(1, N_SPLITS + 1):
+        tasks.append(Task(name=f"condaqa-split{i}",
+                          summary=f"CONDAQA test split {i} with the 9 shots of train split {i} "
+                                  "(paper's few-shot protocol; average the five)",
+                          test_split=f"test{i}", fewshot_split=f"shots{i}", default_shots=(0, N_SHOTS),
+                          fewshot_sampler="fixed", **common))
+    return tasks
+
+
+TASKS: list[Task] = make_tasks()

@@ -1,0 +1,409 @@
+"""CONDAQA data and metrics layer (no model is run).
+
+Hand-built records check the metrics against values worked out by hand; the real release is read
+from ../shared/data at run time (skipped when absent) — no dataset text lives in this file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+from negbench.errors import DataError, NegbenchError, TaskError
+from negbench.fewshot import build_context
+from negbench.requests import GenerationResponse, LoglikelihoodResponse
+from negbench.runner import RunConfig, Unit, build_requests
+from negbench.tasks import condaqa as cq
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "condaqa" / "data"
+needs_real = pytest.mark.skipif(not (REAL / "condaqa_dev.json").is_file(),
+                                reason="../shared/data/condaqa not present")
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def rec(pid, qid, edit, ok, answer="NO", split=None, key="exact_match"):
+    """A per-sample record as the runner writes it (only the fields the metrics read)."""
+    return {"meta": {"PassageID": pid, "QuestionID": qid, "PassageEditID": edit,
+                     "answer_type": cq.answer_type(answer), "answer": answer, "split": split},
+            key: float(ok)}
+
+
+def hand_records(key="exact_match"):
+    """Groups A, B, C, E complete; D incomplete (no scope edit); E has a span answer (edit 2)."""
+    R = []
+    R += [rec(1, "q1", e, True, key=key) for e in range(4)]                        # A all correct
+    R += [rec(1, "q2", e, e != 2, answer="YES", key=key) for e in range(4)]        # B scope wrong
+    R += [rec(2, "q1", e, e != 0, key=key) for e in range(4)]                      # C original wrong
+    R += [rec(3, "q1", e, True, key=key) for e in (0, 1, 3)]                       # D incomplete
+    R += [rec(4, "q1", e, True, answer="the cat" if e == 2 else "DON'T KNOW", key=key)
+          for e in range(4)]                                                       # E span at edit 2
+    return R
+
+
+def obj(i, **kw):
+    """A synthetic official-format record (text invented for the test)."""
+    o = {"sentence1": f"Passage number {i} says nothing. ", "sentence2": f"Question {i}?",
+         "label": "NO", "PassageID": 100 + i // 4, "QuestionID": "q1", "PassageEditID": i % 4,
+         "original cue": "nothing", "SampleID": 5000 + i}
+    o.update(kw)
+    return o
+
+
+def write_jsonl(path: Path, objs):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs), encoding="utf-8")
+
+
+@pytest.fixture
+def fake_release(tmp_path):
+    """A folder in the official layout: dev, five test splits (8 records), five 9-shot splits."""
+    root = tmp_path / "condaqa"
+    write_jsonl(root / "condaqa_dev.json", [obj(i) for i in range(6)])
+    for s in range(1, 6):
+        write_jsonl(root / f"few-shot/test_splits/conda_fewshot_test_{s}.json",
+                    [obj(100 * s + i, label=["YES", "NO", "DON'T KNOW", "a span"][i % 4])
+                     for i in range(8)])
+        write_jsonl(root / f"few-shot/train_splits/sampling_c_shots_9/conda_fewshot_train_{s}.json",
+                    [obj(1000 * s + i, PassageID=900 + s) for i in range(9)])
+    cq.clear_cache()
+    return root
+
+
+# -- metrics on hand-built groups ----------------------------------------------------------------
+def test_consistency_by_hand():
+    R = hand_records()
+    assert cq.accuracy(R) == pytest.approx(17 / 19)
+    c = cq.consistency(R)
+    assert c == {"consistency": pytest.approx(2 / 4), "n_groups": 4, "n_groups_incomplete": 1}
+    e = cq.edit_consistency(R)
+    assert e["consistency_paraphrase"] == pytest.approx(3 / 4)
+    assert e["consistency_scope"] == pytest.approx(2 / 4)
+    assert e["consistency_affirmative"] == pytest.approx(3 / 4)
+    assert e["n_pairs"] == 4                       # pairs only from complete groups (App. B)
+    by = cq.accuracy_by_edit(R)
+    assert by["original"] == {"n": 5, "acc": pytest.approx(4 / 5)}
+    assert by["paraphrase"] == {"n": 5, "acc": 1.0}
+    assert by["scope"] == {"n": 4, "acc": pytest.approx(3 / 4)}
+    assert by["affirmative"] == {"n": 5, "acc": 1.0}
+
+
+def test_incomplete_groups_excluded():
+    R = hand_records()
+    # D's correct answers must not raise consistency; making D complete and correct does.
+    assert cq.consistency(R)["consistency"] == pytest.approx(0.5)
+    assert cq.consistency(R + [rec(3, "q1", 2, True)])["consistency"] == pytest.approx(3 / 5)
+    # a group with a duplicated edit (0, 0, 1, 2) is not complete either
+    dup = [rec(7, "q1", e, True) for e in (0, 0, 1, 2)]
+    assert cq.consistency(R + dup) == {"consistency": pytest.approx(0.5), "n_groups": 4,
+                                       "n_groups_incomplete": 2}
+    # QuestionID is only unique within a passage: (2, q1) and (3, q1) are different groups
+    assert set(cq.groups(R)[0]) == {(1, "q1"), (1, "q2"), (2, "q1"), (4, "q1")}
+
+
+def test_span_policies():
+    R = hand_records(key="acc")
+    ex = cq.scores(R, "acc", "exclude")            # E loses its span record -> incomplete
+    assert ex["n_scored"] == 18 and ex["accuracy"] == pytest.approx(16 / 18)
+    assert ex["n_groups"] == 3 and ex["n_groups_incomplete"] == 2
+    assert ex["consistency"] == pytest.approx(1 / 3)
+    assert ex["consistency_paraphrase"] == pytest.approx(2 / 3)
+    assert ex["consistency_scope"] == pytest.approx(1 / 3)
+    assert ex["consistency_affirmative"] == pytest.approx(2 / 3)
+    wr = cq.scores(R, "acc", "wrong")              # E's span counted wrong
+    assert wr["accuracy"] == pytest.approx(16 / 19)
+    assert wr["consistency"] == pytest.approx(1 / 4)
+    assert wr["consistency_scope"] == pytest.approx(1 / 4)
+    with pytest.raises(ValueError):
+        cq.scores(R, "acc", "sometimes")
+
+
+def test_condaqa_metrics_modes_and_splits():
+    R = hand_records()
+    for r in R:                                    # split 1: passages 1, 2; split 2: 3, 4
+        r["meta"]["split"] = 1 if r["meta"]["PassageID"] <= 2 else 2
+        r["answer"] = r["meta"]["answer"] if r["exact_match"] else "maybe"
+    m = cq.condaqa_metrics("generate", R)
+    assert m["consistency"] == pytest.approx(0.5) and m["n_span"] == 1
+    assert "n_span_excluded" not in m
+    assert m["by_answer_type"]["gold"]["span"] == {"n": 1, "share": pytest.approx(1 / 19), "acc": 1.0}
+    assert m["by_answer_type"]["gold"]["yes"]["acc"] == pytest.approx(3 / 4)
+    assert m["by_answer_type"]["predicted"]["span"] == 3       # "maybe" x2 + "the cat"
+    sp = m["by_split"]
+    assert sp["per_split"]["1"]["consistency"] == pytest.approx(1 / 3)
+    assert sp["per_split"]["2"]["consistency"] == pytest.approx(1.0)
+    o = sp["over_splits"]["consistency"]
+    assert o["mean"] == pytest.approx(2 / 3) and o["n_splits"] == 2
+    assert o["sd"] == pytest.approx(math.sqrt(2) / 3)          # sample SD of (1/3, 1)
+    assert o["sd_pop"] == pytest.approx(1 / 3)
+    # log-likelihood records: spans excluded and counted; acc_norm variant reported
+    L = hand_records(key="acc")
+    for r in L:
+        r["acc_norm"] = 1.0
+        r["choices"], r["pred"] = list(cq.LABELS), 1
+    lm = cq.condaqa_metrics("loglik", L)
+    assert lm["n_span_excluded"] == 1 and lm["consistency"] == pytest.approx(1 / 3)
+    assert lm["spans_as_wrong"]["consistency"] == pytest.approx(1 / 4)
+    assert lm["acc_norm_scores"]["consistency"] == 1.0
+    assert math.isnan(lm["by_answer_type"]["gold"]["span"]["acc"])
+    assert lm["by_answer_type"]["predicted"]["no"] == len(L)
+    assert "by_split" not in lm                    # one split (None) only
+
+
+def test_majority_baseline_by_hand():
+    R = hand_records()                             # golds: 11 NO, 4 YES, 3 DON'T KNOW, 1 span
+    assert cq.majority_label(R) == "NO"
+    b = cq.majority_baseline(R)
+    assert b["label"] == "NO" and b["accuracy"] == pytest.approx(11 / 19)
+    assert b["consistency"] == pytest.approx(2 / 4)            # A and C are all-NO groups
+    y = cq.majority_baseline(R, "yes")
+    assert y["accuracy"] == pytest.approx(4 / 19) and y["consistency"] == pytest.approx(1 / 4)
+    assert cq.majority_label([{"meta": {"answer": a}} for a in ("YES", "NO")]) == "YES"  # tie
+
+
+def test_average_over_splits():
+    units = {}
+    for i, acc in enumerate([0.5, 0.6, 0.7, 0.8, 0.9], 1):
+        for seed, delta in ((1, -0.01), (2, 0.01)):
+            units[f"condaqa-split{i}.generate.9shot.seed{seed}"] = {
+                "task": f"condaqa-split{i}", "mode": "generate", "shots": 9, "seed": seed,
+                "metrics": {m: acc + delta for m in cq.HEADLINE}}
+    units["condaqa-split1.generate.0shot"] = {"task": "condaqa-split1", "mode": "generate",
+                                              "shots": 0, "seed": None,
+                                              "metrics": {m: 0.0 for m in cq.HEADLINE}}
+    avg = cq.average_over_splits({"units": units}, "generate", 9)
+    assert avg["accuracy"]["mean"] == pytest.approx(0.7)
+    assert avg["accuracy"]["sd"] == pytest.approx(math.sqrt(0.025))
+    assert avg["accuracy"]["n_splits"] == 5 and avg["_splits"] == [1, 2, 3, 4, 5]
+    with pytest.raises(TaskError):
+        cq.average_over_splits({"units": units}, "loglik", 9)
+
+
+# -- answer normalisation --------------------------------------------------------------------------
+@pytest.mark.parametrize("raw,expected", [
+    (" YES", "YES"), ("yes", "YES"), ("Yes.", "YES"), (" no\n###\nPassage:", "NO"),
+    ("NO ###", "NO"), ("Don't know", "DON'T KNOW"), ("don\u2019t know.", "DON'T KNOW"),
+    ("DONT KNOW", "DON'T KNOW"), ("do not know", "DON'T KNOW"), ('"No"', "NO"),
+    (" the Rebels ", "the Rebels"), ("no such child", "no such child"), ("Yes, because", "Yes, because"),
+    ("", None), ("  \n yes", None), ("###", None),
+])
+def test_normalize_prediction(raw, expected):
+    assert cq.normalize_prediction(raw) == expected
+
+
+def test_answer_types_and_em():
+    assert [cq.answer_type(a) for a in ("YES", "no", "DON'T KNOW", "known", "neither")] == \
+        ["yes", "no", "dont_know", "span", "span"]
+    assert cq.em_normalize("  The Cat ") == "the cat"
+    gen = cq.GENERATE
+    d = cq._make_docs([(cq._parse(obj(1, label="Russia"), "x", "line 1", None), "x", 1)])[0]
+    r = cq.render_generate(d)
+    s = gen.score(r, [GenerationResponse(" russia \n", 3, "\n")])
+    assert s["answer"] == "russia" and s["exact_match"] == 1.0
+    d2 = cq._make_docs([(cq._parse(obj(2, label="DON'T KNOW"), "x", "line 1", None), "x", 1)])[0]
+    s2 = cq.GENERATE.score(cq.render_generate(d2), [GenerationResponse(" Don't know.", 3, "eos")])
+    assert s2["answer"] == "DON'T KNOW" and s2["exact_match"] == 1.0
+    s3 = cq.GENERATE.score(cq.render_generate(d2), [GenerationResponse(" ", 1, "\n")])
+    assert s3["format_ok"] is False and s3["exact_match"] == 0.0
+
+
+# -- prompt ----------------------------------------------------------------------------------------
+FIG5_DESC = ("In this task, you're expected to write answers to questions involving reasoning about "
+             "negation. The answer to the question should be \"yes\", \"no\", \"don't know\" or a "
+             "phrase in the passage. Questions can have only one correct answer.")
+
+
+def test_prompt_figure5_layout():
+    docs = cq._make_docs([(cq._parse(obj(i, sentence1=f"P{i} text. ", sentence2=f"Q{i}?", label=lab),
+                                     "x", f"line {i}", None), "x", i)
+                          for i, lab in enumerate(["NO", "DON'T KNOW", "YES"])])
+    task = cq.make_tasks("/nonexistent")[1]
+    for mode in ("generate", "loglik"):
+        spec = task.mode(mode)
+        shots = [spec.render(d) for d in docs[:2]]
+        ctx = build_context(spec.render(docs[2]).query, shots, task.description(mode),
+                            task.target_delimiter, task.fewshot_delimiter)
+        assert ctx == (FIG5_DESC + "\n"
+                       "Passage: P0 text.\nQuestion: Q0?\nAnswer: NO\n###\n"
+                       "Passage: P1 text.\nQuestion: Q1?\nAnswer: DON'T KNOW\n###\n"
+                       "Passage: P2 text.\nQuestion: Q2?\nAnswer:")
+        zero = build_context(spec.render(docs[2]).query, [], task.description(mode),
+                             task.target_delimiter, task.fewshot_delimiter)
+        assert zero == FIG5_DESC + "\nPassage: P2 text.\nQuestion: Q2?\nAnswer:"
+    r = cq.render_loglik(docs[1])
+    assert r.choices == ["YES", "NO", "DON'T KNOW"] and r.gold == 2
+    assert cq.LOGLIK.requests("ctx", r)[2].continuation == " DON'T KNOW"
+    assert cq.GENERATE.requests("ctx", cq.render_generate(docs[0]))[0].stop == ("\n", "###")
+
+
+# -- loading ---------------------------------------------------------------------------------------
+def test_fake_release_splits_and_fields(fake_release):
+    src = str(fake_release)
+    test = cq.load_split("test", src)
+    assert len(test) == 40 and [d["split"] for d in test[::8]] == [1, 2, 3, 4, 5]
+    assert [len(cq.load_split(f"test{i}", src)) for i in range(1, 6)] == [8] * 5
+    assert [len(cq.load_split(f"shots{i}", src)) for i in range(1, 6)] == [9] * 5
+    d = test[3]
+    assert d.id == str(d["SampleID"]) and d["answer_type"] == "span" and d["answer"] == "a span"
+    for k in ("PassageID", "QuestionID", "PassageEditID", "original cue", "SampleID", "split"):
+        assert k in d.fields
+    assert len(cq.load_split("dev", src)) == 6
+    with pytest.raises(DataError):                 # no official train file in this release
+        cq.load_split("train", src)
+    with pytest.raises(TaskError):
+        cq.load_split("test6", src)
+
+
+def test_official_names_and_id_fallback(tmp_path):
+    root = tmp_path / "official"
+    write_jsonl(root / "condaqa_train.json", [obj(i, SampleID=1) for i in range(4)])   # dup ids
+    write_jsonl(root / "condaqa_test.json", [obj(i) for i in range(8)])
+    write_jsonl(root / "condaqa_dev.json", [obj(i, PassageID=1, PassageEditID=0, SampleID=None)
+                                            for i in range(2)])
+    cq.clear_cache()
+    train = cq.load_split("train", root)
+    assert [d.id for d in train] == ["p100-q1-e0", "p100-q1-e1", "p100-q1-e2", "p100-q1-e3"]
+    dev = cq.load_split("dev", root)
+    assert [d.id for d in dev] == ["condaqa_dev:1", "condaqa_dev:2"]
+    test = cq.load_split("test", root)
+    assert len(test) == 8 and all(d["split"] is None for d in test)
+    with pytest.raises(DataError):
+        cq.load_split("test1", root)
+
+
+@pytest.mark.parametrize("bad,line,fld", [
+    ({"label": None}, 2, "label"),
+    ({"PassageEditID": 7}, 2, "PassageEditID"),
+    ({"PassageID": "12"}, 2, "PassageID"),
+    ({"sentence1": "  "}, 2, "sentence1"),
+])
+def test_malformed_record(tmp_path, bad, line, fld):
+    root = tmp_path / "bad"
+    o = obj(1)
+    o.update(bad)
+    if bad.get("label", 1) is None:
+        del o["label"]
+    write_jsonl(root / "condaqa_dev.json", [obj(0), o])
+    cq.clear_cache()
+    with pytest.raises(DataError) as ei:
+        cq.load_split("dev", root)
+    e = ei.value
+    assert e.path.endswith("condaqa_dev.json") and e.record == f"line {line}" and e.field == fld
+    assert "condaqa_dev.json" in str(e) and f"'{fld}'" in str(e)
+
+
+def test_invalid_json_and_missing_folder(tmp_path):
+    root = tmp_path / "j"
+    root.mkdir()
+    (root / "condaqa_dev.json").write_text(json.dumps(obj(0)) + "\n{not json\n", encoding="utf-8")
+    cq.clear_cache()
+    with pytest.raises(DataError, match="invalid JSON") as ei:
+        cq.load_split("dev", root)
+    assert ei.value.record == "line 2"
+    with pytest.raises(DataError, match="folder not found"):
+        cq.load_split("dev", tmp_path / "nowhere" / "deeper")
+
+
+def test_hf_without_datasets(monkeypatch):
+    monkeypatch.setitem(sys.modules, "datasets", None)     # import datasets -> ImportError
+    cq.clear_cache()
+    with pytest.raises(DataError, match="'datasets' package") as ei:
+        cq.load_split("dev", "hf:lasha-nlp/CONDAQA")
+    assert isinstance(ei.value, NegbenchError) and "pip install datasets" in str(ei.value)
+    with pytest.raises(DataError, match="only in the GitHub release"):
+        cq.load_split("test3", "lasha-nlp/CONDAQA")
+
+
+def test_data_root_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("NEGBENCH_DATA", str(tmp_path))
+    monkeypatch.delenv("NEGBENCH_CONDAQA", raising=False)
+    assert cq.data_root() == tmp_path / "condaqa" / "data"
+    assert cq.default_source() == str(tmp_path / "condaqa" / "data")
+    monkeypatch.setenv("NEGBENCH_CONDAQA", "hf:lasha-nlp/CONDAQA")
+    assert cq.default_source() == "hf:lasha-nlp/CONDAQA"
+    monkeypatch.delenv("NEGBENCH_DATA")
+    monkeypatch.chdir(tmp_path)
+    assert cq.data_root() == tmp_path.parent / "shared" / "data" / "condaqa" / "data"
+
+
+# -- protocol through the runner's request builder (no model) --------------------------------------
+def test_split_task_uses_its_own_nine_shots(fake_release):
+    tasks = {t.name: t for t in cq.make_tasks(fake_release)}
+    assert set(tasks) == {"condaqa"} | {f"condaqa-split{i}" for i in range(1, 6)}
+    assert [t.name for t in cq.TASKS] == [t.name for t in cq.make_tasks()]
+    cfg = RunConfig(model="none", tasks=[])
+    for i in (1, 4):
+        t = tasks[f"condaqa-split{i}"]
+        assert t.default_shots == (0, 9) and t.fewshot_sampler == "fixed"
+        shot_ids = {d.id for d in cq.load_split(f"shots{i}", fake_release)}
+        samples, reqs = build_requests(Unit(t, "generate", 9, 1234), None, cfg)
+        assert len(samples) == 8
+        for s in samples:
+            assert set(s["fewshot_ids"]) == shot_ids and len(s["fewshot_ids"]) == 9
+            assert s["context"].count("\n###\n") == 9 and s["context"].startswith(FIG5_DESC)
+            assert s["meta"]["split"] == i
+        # score with made-up answers, then the metrics
+        records = []
+        for s, rs in zip(samples, reqs):
+            r = s.pop("_rendered")
+            s.update(t.mode("generate").formulation.score(r, [GenerationResponse(" NO", 1, "\n")]))
+            records.append(s)
+        m = t.extra_metrics("generate", records)
+        assert m["accuracy"] == pytest.approx(2 / 8)           # the NO records (i % 4 == 1)
+        assert m["n_groups"] == 2 and m["consistency"] == 0.0
+    # loglik on the full test set: the mode's include filter keeps span records out entirely
+    full = tasks["condaqa"]
+    samples, reqs = build_requests(Unit(full, "loglik", 0, None), None, cfg)
+    assert len(samples) == 30 and all(len(r) == 3 for r in reqs)
+    assert all(s["gold"] is not None for s in samples)
+    records = []
+    for s, rs in zip(samples, reqs):
+        r = s.pop("_rendered")
+        s.update(full.mode("loglik").formulation.score(
+            r, [LoglikelihoodResponse(lp, 2, False) for lp in (-1.0, -2.0, -3.0)]))   # always YES
+        records.append(s)
+    m = full.extra_metrics("loglik", records)
+    assert m["n_span_excluded"] == 0 and m["accuracy"] == pytest.approx(10 / 30)
+    assert set(m["by_split"]["per_split"]) == {"1", "2", "3", "4", "5"}
+    assert m["by_split"]["over_splits"]["accuracy"]["mean"] == pytest.approx(1 / 3)
+
+
+# -- the real release ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real():
+    cq.clear_cache()
+    return {s: cq.load_split(s, REAL) for s in cq.SPLITS if s != "train"}
+
+
+@needs_real
+def test_real_counts(real):
+    assert len(real["dev"]) == 1110
+    assert len(real["test"]) == 7240
+    assert [len(real[f"test{i}"]) for i in range(1, 6)] == [1441, 1454, 1449, 1446, 1450]
+    assert [len(real[f"shots{i}"]) for i in range(1, 6)] == [9] * 5
+    ids = [d.id for s in real for d in real[s] if s != "test"]
+    assert len(ids) == len(set(ids)) == 1110 + 7240 + 45          # SampleIDs unique everywhere
+    assert [d.id for d in real["test"]] == [d.id for i in range(1, 6) for d in real[f"test{i}"]]
+    assert all(d["split"] == i for i in range(1, 6) for d in real[f"test{i}"])
+    recs = cq.docs_to_records(real["test"])
+    comp, inc = cq.groups([dict(r, acc=1.0) for r in recs], "acc")
+    assert len(comp) == 1402 and 4 * len(comp) == 5608 and inc == 655
+    per_split = [len(cq.groups([dict(r, acc=1.0) for r in cq.docs_to_records(real[f"test{i}"])],
+                               "acc")[0]) for i in range(1, 6)]
+    assert per_split == [287, 291, 279, 276, 269] and sum(per_split) == 1402
+    types = {t: sum(d["answer_type"] == t for d in real["test"]) for t in cq.ANSWER_TYPES}
+    assert types == {"yes": 3263, "no": 3457, "dont_know": 431, "span": 89}
+
+
+@needs_real
+def test_real_majority_reproduces_table4(real):
+    b = cq.majority_baseline(cq.docs_to_records(real["test"]))
+    assert round(100 * b["accuracy"], 2) == 47.75
+    assert round(100 * b["consistency_paraphrase"], 2) == 51.50
+    assert round(100 * b["consistency_scope"], 2) == 16.48
+    # Table 4 prints 1.35 and 8.71; the release gives 19 / 1402 and 122 / 1402
+    assert b["consistency"] == pytest.approx(19 / 1402)
+    assert b["consistency_affirmative"] == pytest.approx(122 / 1402)
+    assert cq.majority_label(real["dev"]) == "YES"                 # dev majority differs

@@ -1,0 +1,113 @@
+"""The engine against a naive one-request-at-a-time computation, on tiny random models."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import naive_scores
+from negbench.backends.hf import HFBackend
+from negbench.cache import ResponseCache
+from negbench.engine import Engine, EngineConfig
+from negbench.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResponse,
+                               NextTokenRequest)
+
+WORDS = "the cat dog not never is was a house river moon True False sentence negation".split()
+
+
+def workload(seed: int = 0, n_ctx: int = 10, shared: str = "Negate the sentence.\n\n"):
+    rng = random.Random(seed)
+    reqs = []
+    for _ in range(n_ctx):
+        ctx = shared + " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 30)))
+        for _ in range(4):
+            reqs.append(LoglikelihoodRequest(ctx, " " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 5)))))
+        reqs.append(NextTokenRequest(ctx, ("True", "False")))
+    reqs.append(LoglikelihoodRequest("", "the cat"))                 # empty context: prefix token
+    reqs.append(LoglikelihoodRequest("Sentence: the cat ", "is"))    # trailing space moves over
+    return reqs
+
+
+def check(out, ref, tol=1e-4):
+    for o, r in zip(out, ref):
+        if isinstance(o, LoglikelihoodResponse):
+            assert abs(o.logprob - r[0]) < tol
+            assert o.is_greedy == r[1]
+        else:
+            for lab, v in r.items():
+                assert abs(o.logprobs[lab] - v) < tol
+
+
+@pytest.mark.parametrize("model_fixture", ["tiny_llama", "tiny_gemma"])
+def test_engine_matches_naive_any_batching(model_fixture, request):
+    be = HFBackend(request.getfixturevalue(model_fixture), dtype="float32", device="cpu")
+    reqs = workload()
+    ref = naive_scores(be, reqs)
+    for share in (True, False):
+        for bs in (1, 7, 32):
+            for row in (2048, 24):            # 24 forces chains (KV prefixes) and many rows
+                eng = Engine(be, config=EngineConfig(batch_size=bs, share_prefix=share,
+                                                     max_row_tokens=row, progress=False))
+                check(eng.run(reqs), ref)
+                st = eng.last_stats
+                assert st.forwarded_tokens == st.unique_tokens
+                if share:
+                    assert st.unique_tokens < st.naive_tokens
+
+
+def test_sliding_window_is_applied(tiny_gemma):
+    """Gemma-style sliding layers: contexts far longer than the window (8) still match."""
+    be = HFBackend(tiny_gemma, dtype="float32", device="cpu")
+    assert be.sliding_window == 8
+    ctx = " ".join(WORDS * 3)
+    reqs = [LoglikelihoodRequest(ctx, " the cat is not"), LoglikelihoodRequest(ctx, " a dog")]
+    ref = naive_scores(be, reqs)
+    check(Engine(be, config=EngineConfig(max_row_tokens=16, progress=False)).run(reqs), ref)
+
+
+def test_identical_requests_run_once_and_cache_resumes(tiny_llama, tmp_path):
+    be = HFBackend(tiny_llama, dtype="float32", device="cpu")
+    reqs = workload(1, n_ctx=3)
+    doubled = reqs + list(reqs)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    eng = Engine(be, cache, EngineConfig(progress=False))
+    first = eng.run(doubled)
+    assert eng.last_stats.unique == len(set(reqs)) and eng.last_stats.computed == len(set(reqs))
+    assert [a.__dict__ for a in first[:len(reqs)]] == [a.__dict__ for a in first[len(reqs):]]
+    eng2 = Engine(be, ResponseCache(tmp_path / "c.sqlite"), EngineConfig(progress=False))
+    second = eng2.run(reqs)
+    assert eng2.last_stats.model_calls == 0 and eng2.last_stats.cached == len(set(reqs))
+    assert [a.__dict__ for a in second] == [a.__dict__ for a in first[:len(reqs)]]
+
+
+def test_generation_stops_and_matches_unbatched(tiny_llama):
+    import torch
+    be = HFBackend(tiny_llama, dtype="float32", device="cpu")
+    ctxs = ["Negate the sentence.", "The cat is", "A. B. C. D. Answer:", "Is the following statement"]
+    reqs = [GenerationRequest(c, ("\n", "."), 6) for c in ctxs]
+    out = Engine(be, config=EngineConfig(gen_batch_size=4, progress=False)).run(reqs)
+    for c, o in zip(ctxs, out):
+        ids = torch.tensor([be.encode(c)])
+        with torch.inference_mode():
+            g = be.model.generate(ids, max_new_tokens=6, do_sample=False,
+                                  pad_token_id=be.tokenizer.pad_token_id)
+        new = g[0, ids.shape[1]:].tolist()
+        if be.tokenizer.eos_token_id in new:
+            new = new[:new.index(be.tokenizer.eos_token_id)]
+        text = be.decode(new)
+        for s in ("\n", "."):
+            text = text.split(s)[0]
+        assert o.text == text
+        assert "\n" not in o.text and "." not in o.text
+        assert o.n_tokens <= 6
+
+
+def test_encode_pair_follows_lm_eval(tiny_llama):
+    """Trailing context whitespace moves to the continuation; continuation = whole[len(ctx):]."""
+    be = HFBackend(tiny_llama, dtype="float32", device="cpu")
+    eng = Engine(be)
+    s = eng._prepare([("k", LoglikelihoodRequest("Answer: ", "True"))])[0]
+    whole = be.encode("Answer: True")
+    ctx = be.encode("Answer:")
+    assert s.inputs == whole[:-1]
+    assert [t for _, t in s.asks] == whole[len(ctx):]
