@@ -42,3 +42,19 @@ def test_engine_equals_naive_on_smollm2(smollm2):
                 worst = max(worst, abs(o.logprob - r[0]))
                 assert o.is_greedy == r[1]
     assert worst < 1e-4, worst
+
+
+def test_main_job_on_embedded_default(tmp_path):
+    """README command (a): the embedded default model on the built-in task, table + file paths."""
+    import json
+    import subprocess
+    import sys
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "negbench.cli", "run", "--output", str(out), "--quiet"],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    assert "negation-mini" in r.stdout and "acc" in r.stdout and "results.json" in r.stdout
+    res = json.loads((out / "results.json").read_text())
+    acc = res["groups"]["negation-mini.cloze.0shot"]["metrics"]["acc"]["mean"]
+    assert 0.25 < acc <= 1.0                     # well above chance for a real model on cloze
+    assert res["model"]["details"]["weights"].startswith("gguf:")
