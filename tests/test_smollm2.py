@@ -49,9 +49,11 @@ def test_main_job_on_embedded_default(tmp_path):
     import json
     import subprocess
     import sys
+    import os
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "negbench.cli", "run", "--output", str(out), "--quiet"],
-                       capture_output=True, text=True, timeout=1200)
+    env = {k: v for k, v in os.environ.items() if k != "NEGBENCH_CACHE"}   # reuse the converted model
+    r = subprocess.run([sys.executable, "-m", "negbench.cli", "run", "--output", str(out), "--quiet",
+                        "--no-cache"], capture_output=True, text=True, timeout=1200, env=env)
     assert r.returncode == 0, r.stderr
     assert "negation-mini" in r.stdout and "acc" in r.stdout and "results.json" in r.stdout
     res = json.loads((out / "results.json").read_text())
