@@ -207,20 +207,15 @@ def _load_local(root: Path, split: str) -> list[Doc]:
                         fix="point NEGBENCH_DATA / NEGBENCH_CONDAQA at the official data folder")
     if split in ("train", "dev"):
         return _make_docs(_read_file(root / _OFFICIAL[split]))
-    i = _split_number(split, "test")
-    if i is not None:
-        p = _find(root, _TEST_FILES, i)
-        if p is None:
-            raise DataError(f"test split {i} not found", path=str(root / _TEST_FILES[0][0]),
-                            fix=f"expected conda_fewshot_test_{i}.json from the official release")
-        return _make_docs(_read_file(p, i))
-    i = _split_number(split, "shots")
-    if i is not None:
-        p = _find(root, _SHOT_FILES, i)
-        if p is None:
-            raise DataError(f"9-shot train split {i} not found", path=str(root / _SHOT_FILES[0][0]),
-                            fix=f"expected conda_fewshot_train_{i}.json from the official release")
-        return _make_docs(_read_file(p, i))
+    for prefix, files, what, stem in (("test", _TEST_FILES, "test split", "conda_fewshot_test"),
+                                      ("shots", _SHOT_FILES, "9-shot train split", "conda_fewshot_train")):
+        i = _split_number(split, prefix)
+        if i is not None:
+            p = _find(root, files, i)
+            if p is None:
+                raise DataError(f"{what} {i} not found", path=str(root / files[0][0]),
+                                fix=f"expected {stem}_{i}.json from the official release")
+            return _make_docs(_read_file(p, i))
     raise TaskError(f"CONDAQA has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS))
 
 
