@@ -171,11 +171,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_show(args) -> int:
-    from negbench.store import RunStore
-    results = RunStore.__new__(RunStore)
-    results.root = Path(args.run)
-    res = results.read_results()
-    print(format_results(res, units=args.units))
+    from negbench.store import load_results
+    print(format_results(load_results(args.run), units=args.units))
     return 0
 
 

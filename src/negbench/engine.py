@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable
-
 from negbench.backends.base import Query, RowInput
 from negbench.cache import ResponseCache
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
@@ -296,5 +294,3 @@ def _progress(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="req", disable=not enabled, dynamic_ncols=True,
                 leave=False)
 
-
-ProgressFn = Callable[[int], None]

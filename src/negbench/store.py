@@ -86,11 +86,16 @@ class RunStore:
         write_json(self.root / "results.json", results)
 
     def read_results(self) -> dict:
-        p = self.root / "results.json"
-        if not p.is_file():
-            raise OutputError(f"no results.json in {self.root}", where=str(self.root),
-                              fix="give the folder a finished 'negbench run' wrote (--output)")
-        return json.loads(p.read_text(encoding="utf-8"))
+        return load_results(self.root)
+
+
+def load_results(run: str | Path) -> dict:
+    """results.json of a finished run folder (read-only: creates nothing)."""
+    p = Path(run) / "results.json"
+    if not p.is_file():
+        raise OutputError(f"no results.json in {run}", where=str(run),
+                          fix="give a folder that a finished 'negbench run' wrote (--output)")
+    return json.loads(p.read_text(encoding="utf-8"))
 
 
 # -- provenance -----------------------------------------------------------------------------------

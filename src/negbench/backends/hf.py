@@ -136,10 +136,11 @@ class HFBackend:
             (tmp / ".complete").write_text(src.gguf_file)
             shutil.rmtree(target, ignore_errors=True)
             os.replace(tmp, target)
-        except OSError:
-            # read-only cache: fall back to loading the GGUF every time
+        except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            return _gguf_fallback(src, tmp)
+            raise ModelError(f"cannot write the converted copy of {src.gguf_file} under "
+                             f"{cache_root()} ({exc.strerror})",
+                             fix="set NEGBENCH_CACHE to a writable folder") from exc
         return str(target)
 
     # -- tokenisation --------------------------------------------------------------------------
@@ -296,11 +297,6 @@ def _as_list(x) -> list[int]:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _gguf_fallback(src: ModelSource, _tmp: Path) -> str:
-    raise ModelError(f"cannot write the converted copy of {src.gguf_file} under {cache_root()}",
-                     fix="set NEGBENCH_CACHE to a writable folder")
-
-
 def _attach_adapter(model, adapter: str):
     try:
         from peft import PeftModel
@@ -313,6 +309,5 @@ def _attach_adapter(model, adapter: str):
     except (OSError, ValueError) as exc:
         raise ModelError(f"could not load LoRA adapter '{adapter}': {exc}".splitlines()[0],
                          where="--adapter", fix="give a folder with adapter_config.json") from exc
-    from negbench.models import ModelSource as _MS, source_fingerprint as _fp
-    fp = _fp(_MS(adapter, folder=str(path))) if path.is_dir() else f"hub:{adapter}"
+    fp = source_fingerprint(ModelSource(adapter, folder=str(path))) if path.is_dir() else f"hub:{adapter}"
     return model.merge_and_unload(), fp
