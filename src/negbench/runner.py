@@ -54,11 +54,17 @@ class Unit:
 
 
 def plan_units(cfg: RunConfig) -> list[Unit]:
+    """Expand the config into units.  With several tasks, each takes the requested modes it has;
+    a requested mode that no task has is an error, not an empty run."""
     units = []
-    for tname in cfg.tasks:
-        task = get_task(tname)
+    tasks = [get_task(t) for t in cfg.tasks]
+    if cfg.modes and len(tasks) > 1:
+        for m in cfg.modes:
+            if not any(m in t.modes for t in tasks):
+                tasks[0].mode(m)                    # raises the usual "has no mode" error
+    for task in tasks:
         modes = cfg.modes or list(task.default_modes or task.modes)
-        modes = [m for m in modes if m in task.modes] if cfg.modes and len(cfg.tasks) > 1 else modes
+        modes = [m for m in modes if m in task.modes] if cfg.modes and len(tasks) > 1 else modes
         for m in modes:
             task.mode(m)
             for k in (cfg.shots if cfg.shots is not None else task.default_shots):
