@@ -111,3 +111,41 @@ def test_encode_pair_follows_lm_eval(tiny_llama):
     ctx = be.encode("Answer:")
     assert s.inputs == whole[:-1]
     assert [t for _, t in s.asks] == whole[len(ctx):]
+
+
+@pytest.mark.parametrize("model", ["tiny_llama", "tiny_gemma"])
+def test_generation_with_shared_prefix_matches_hf_generate(model, request):
+    """A long shared prompt prefix (a few-shot block) is forwarded once and its KV cache continued;
+    the outputs equal transformers' own greedy generate on each full prompt, also for Gemma-3's
+    sliding-window layers (window 8, prompts far longer)."""
+    import torch
+    be = HFBackend(request.getfixturevalue(model), dtype="float32", device="cpu")
+    block = "Sentence: the dog barks. Negation: the dog does not bark.\n\n" * 3
+    ctxs = [block + q for q in ("Sentence: it rains. Negation:", "Sentence: we won. Negation:",
+                                "Sentence: she has seen the film twice. Negation:")]
+    ctxs.append("Unrelated short prompt:")
+    reqs = [GenerationRequest(c, ("\n\n",), 7) for c in ctxs]
+    eng = Engine(be, config=EngineConfig(gen_batch_size=2, gen_prefix_min=8, progress=False))
+    out = eng.run(reqs)
+    assert eng.last_stats.forwarded_tokens < eng.last_stats.naive_tokens   # the block ran once
+    plain = Engine(be, config=EngineConfig(share_prefix=False, progress=False)).run(reqs)
+    assert [o.__dict__ for o in out] == [p.__dict__ for p in plain]
+    for c, o in zip(ctxs, out):
+        ids = torch.tensor([be.encode(c)])
+        with torch.inference_mode():
+            g = be.model.generate(ids, max_new_tokens=7, do_sample=False,
+                                  pad_token_id=be.tokenizer.pad_token_id)
+        new = g[0, ids.shape[1]:].tolist()
+        eos = be.tokenizer.eos_token_id
+        new = new[:new.index(eos)] if eos in new else new
+        assert o.text == be.decode(new).split("\n\n")[0]
+
+
+def test_prefix_clusters_keep_a_token_after_the_prefix():
+    from negbench.engine import _prefix_clusters
+    enc = [[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 9], [1, 2, 3, 4, 5, 7]]
+    clusters = _prefix_clusters(enc, 3)
+    shared = {tuple(sorted(ix)): n for ix, n in clusters}
+    assert shared[(0, 1, 2, 4)] == 3 and shared[(3,)] == 0
+    assert all(len(enc[i]) > n for ix, n in clusters for i in ix)
+    assert _prefix_clusters(enc, 0) == [([2, 0, 4, 1, 3], 0)]

@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--seeds", type=_ints, default=None,
                    help="comma-separated few-shot sampling seeds (default: the task's; "
                         "0-shot units ignore seeds)")
+    g.add_argument("--protocol", action="store_true",
+                   help="run each task's paper protocol: its shot counts × seeds (e.g. NUBench "
+                        "0/1/5/10 shots × 5 seeds), unless --shots/--seeds are given")
     g.add_argument("--limit", type=int, default=None, help="evaluate only the first N records")
     g.add_argument("--chat", action="store_true",
                    help="wrap each prompt in the model's chat template (as one user turn)")
@@ -88,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("show", help="print the results of a saved run")
     s.add_argument("run", help="run folder")
     s.add_argument("--units", action="store_true", help="one row per unit (seed) as well")
+
+    x = sub.add_parser("export", help="write benchmark training data as Alpaca JSON lines",
+                       description="Alpaca records (instruction, input, output) for LoRA "
+                       "fine-tuning, built from a benchmark's data as its paper did.")
+    x.add_argument("name", nargs="?", help="exporter (omit to list them)")
+    x.add_argument("--split", default=None, help="data split (default: the exporter's)")
+    x.add_argument("--out", default=None, help="output .jsonl (default: <name>.<split>.jsonl)")
     return p
 
 
@@ -103,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "export":
+            return cmd_export(args)
         build_parser().print_help()
         return 0
     except NegbenchError as exc:
@@ -150,7 +162,7 @@ def cmd_run(args) -> int:
                  "max_batch_tokens": args.max_batch_tokens,
                  "share_prefix": not args.no_prefix_sharing}
     cfg = RunConfig(model=args.model, tasks=args.tasks, modes=args.modes, shots=args.shots,
-                    seeds=args.seeds, limit=args.limit, chat=args.chat,
+                    seeds=args.seeds, limit=args.limit, protocol=args.protocol, chat=args.chat,
                     system_prompt=args.system_prompt, backend=backend_kw, engine=engine_kw)
     plan_units(cfg)                                   # unknown task / mode fails before loading
     out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
@@ -162,6 +174,8 @@ def cmd_run(args) -> int:
     engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
     results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr))
     print(format_results(results))
+    for name, table in (results.get("tables") or {}).items():
+        print(f"\n{name}\n{table}")
     st = results["engine"]
     print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
           f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
@@ -172,7 +186,24 @@ def cmd_run(args) -> int:
 
 def cmd_show(args) -> int:
     from negbench.store import load_results
-    print(format_results(load_results(args.run), units=args.units))
+    res = load_results(args.run)
+    print(format_results(res, units=args.units))
+    for name, table in (res.get("tables") or {}).items():
+        print(f"\n{name}\n{table}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from negbench.alpaca import exporters, get_exporter, write_alpaca
+    if not args.name:
+        for e in exporters().values():
+            print(f"{e.name:<22} {e.summary} (default split: {e.default_split})")
+        return 0
+    e = get_exporter(args.name)
+    split = args.split or e.default_split
+    records = e.records(split)
+    out = write_alpaca(records, args.out or f"{args.name}.{split}.jsonl")
+    print(f"{len(records)} records -> {out}")
     return 0
 
 

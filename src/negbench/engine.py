@@ -48,6 +48,7 @@ class EngineConfig:
     share_prefix: bool = True            # trie sharing + packing; False = one row per request
     chunk_tokens: int = 200_000          # requests planned together (bounded memory on huge runs)
     gen_batch_size: int = 16
+    gen_prefix_min: int = 64             # shared prompt prefix (tokens) worth one KV pass in generation
     progress: bool = True
 
 
@@ -258,7 +259,11 @@ class Engine:
 
     # -- generation ----------------------------------------------------------------------------
     def _generate(self, items, done, st: EngineStats) -> None:
+        """Greedy generation.  Prompts are sorted so that those sharing a long token prefix (a
+        task description, a fixed few-shot block) sit together; each such cluster has its prefix
+        forwarded once and its KV cache continued by every batch of the cluster."""
         be = self.backend
+        cfg = self.config
         groups: dict[tuple, list[tuple[str, GenerationRequest]]] = {}
         for k, r in items:
             groups.setdefault((r.stop, r.max_tokens), []).append((k, r))
@@ -266,14 +271,58 @@ class Engine:
             enc = be.encode_batch([r.context for _, r in reqs])
             limit = max(1, be.max_length - max_tokens)
             enc = [e[-limit:] if e else [be.prefix_token_id] for e in enc]
-            order = sorted(range(len(reqs)), key=lambda i: -len(enc[i]))
-            bs = self.config.gen_batch_size
-            for s in range(0, len(order), bs):
-                idx = order[s:s + bs]
-                outs = be.generate([enc[i] for i in idx], stop, max_tokens)
-                st.model_calls += 1
-                done([(reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
-                      for i, (text, n, why) in zip(idx, outs)])
+            st.naive_tokens += sum(len(e) for e in enc)
+            for idx, shared in _prefix_clusters(enc, cfg.gen_prefix_min if cfg.share_prefix else 0):
+                kv = None
+                if shared:
+                    kv = be.prefix_kv(enc[idx[0]][:shared])
+                    st.model_calls += 1
+                    st.forwarded_tokens += shared
+                idx.sort(key=lambda i: -len(enc[i]))
+                for s in range(0, len(idx), cfg.gen_batch_size):
+                    batch = idx[s:s + cfg.gen_batch_size]
+                    outs = be.generate([enc[i][shared:] for i in batch], stop, max_tokens,
+                                       prefix=kv, prefix_len=shared)
+                    st.model_calls += 1
+                    st.forwarded_tokens += sum(len(enc[i]) - shared for i in batch)
+                    done([(reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
+                          for i, (text, n, why) in zip(batch, outs)])
+
+
+def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[int], int]]:
+    """Group prompts (by index) into runs that share a common token prefix of at least
+    ``min_prefix`` tokens; returns (indices, shared length) with shared = 0 for the rest.  Each
+    prompt keeps at least one token after the shared prefix."""
+    order = sorted(range(len(enc)), key=lambda i: enc[i])
+    out: list[tuple[list[int], int]] = []
+    loose: list[int] = []
+    i = 0
+    while i < len(order):
+        run, common = [order[i]], len(enc[order[i]]) - 1
+        j = i + 1
+        while j < len(order) and min_prefix:
+            c = min(common, _lcp(enc[run[0]], enc[order[j]]), len(enc[order[j]]) - 1)
+            if c < min_prefix:
+                break
+            run.append(order[j])
+            common = c
+            j += 1
+        if min_prefix and len(run) > 1 and common >= min_prefix:
+            out.append((run, common))
+        else:
+            loose.extend(run)
+        i = j
+    if loose:
+        out.append((loose, 0))
+    return out
+
+
+def _lcp(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
 
 
 def _batches(rows, batch_size: int, max_batch_tokens: int, prefix_len: int):

@@ -28,6 +28,7 @@ class RunConfig:
     shots: list[int] | None = None        # None: each task's default shots
     seeds: list[int] | None = None        # None: each task's default seeds
     limit: int | None = None
+    protocol: bool = False                # each task's paper protocol (shots × seeds)
     chat: bool = False
     system_prompt: str | None = None
     backend: dict[str, Any] = field(default_factory=dict)
@@ -67,11 +68,18 @@ def plan_units(cfg: RunConfig) -> list[Unit]:
         modes = [m for m in modes if m in task.modes] if cfg.modes and len(tasks) > 1 else modes
         for m in modes:
             task.mode(m)
-            for k in (cfg.shots if cfg.shots is not None else task.default_shots):
-                seeds = cfg.seeds if cfg.seeds is not None else task.default_seeds
+            for k in (cfg.shots if cfg.shots is not None else _protocol(task, cfg)[0]):
+                seeds = cfg.seeds if cfg.seeds is not None else _protocol(task, cfg)[1]
                 for seed in ([None] if k == 0 else seeds):
                     units.append(Unit(task, m, k, seed))
     return units
+
+
+def _protocol(task: Task, cfg: RunConfig) -> tuple:
+    """(shots, seeds) when not given explicitly: the paper's protocol with ``--protocol``."""
+    if cfg.protocol and task.protocol_shots is not None:
+        return task.protocol_shots, task.protocol_seeds or task.default_seeds
+    return task.default_shots, task.default_seeds
 
 
 def build_requests(unit: Unit, backend, cfg: RunConfig):
@@ -155,6 +163,7 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
         for m, v in per[0].items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
                 g["metrics"][m] = over_seeds([p[m] for p in per])
+    tables = _tables(units, results_units)
     results = {
         "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -164,10 +173,29 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
         "provenance": {"packages": package_versions(), "git": git_commit()},
         "datasets": datasets, "units": results_units, "groups": groups,
         "engine": asdict(stats), "wall_s": time.perf_counter() - t0,
+        "tables": tables,
     }
     if store:
         store.write_results(results)
+        if tables:
+            store.write_text("tables.md", "\n\n".join(f"## {k}\n\n{v}" for k, v in tables.items()) + "\n")
     return results
+
+
+def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]:
+    """Task-defined Markdown tables (e.g. error analysis), one per task × mode, rows = units."""
+    out: dict[str, str] = {}
+    seen: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+    tasks = {}
+    for u in units:
+        if u.task.tables is not None:
+            seen.setdefault((u.task.name, u.mode), []).append((u.name, results_units[u.name]["metrics"]))
+            tasks[u.task.name] = u.task
+    for (tname, mode), rows in seen.items():
+        text = tasks[tname].tables(mode, rows)
+        if text:
+            out[f"{tname}.{mode}"] = text
+    return out
 
 
 def _dataset_info(task: Task, limit: int | None) -> dict:

@@ -85,6 +85,9 @@ class RunStore:
     def write_results(self, results: dict) -> None:
         write_json(self.root / "results.json", results)
 
+    def write_text(self, name: str, text: str) -> None:
+        atomic_write_text(self.root / name, text)
+
     def read_results(self) -> dict:
         return load_results(self.root)
 

@@ -199,18 +199,7 @@ class HFBackend:
                 anc[i, i] = True
                 allowed[b, i, :P] = False
         key_pos = np.concatenate([np.broadcast_to(np.arange(P), (B, P)), pos], axis=1)
-        masks = {}
-        kinds = set(self.layer_types) if self.layer_types else {"full_attention"}
-        for kind in kinds:
-            a = allowed
-            if kind == "sliding_attention" and self.sliding_window:
-                dist = pos[:, :, None] - key_pos[:, None, :]
-                a = allowed & (dist < self.sliding_window)
-                a[:, np.arange(L), P + np.arange(L)] = True
-            m = torch.zeros((B, 1, L, P + L), dtype=self.dtype)
-            m.masked_fill_(~torch.from_numpy(np.ascontiguousarray(a))[:, None], torch.finfo(self.dtype).min)
-            masks[kind] = m.to(self.device)
-        attention_mask = masks if len(kinds) > 1 or "full_attention" not in kinds else masks["full_attention"]
+        attention_mask = self._masks(allowed, pos, key_pos)
         cache = None
         if prefix is not None:
             cache = DynamicCache(ddp_cache_data=[(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1))
@@ -253,42 +242,143 @@ class HFBackend:
         return per_row, new_kv
 
     # -- generation ----------------------------------------------------------------------------
-    def generate(self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int):
+    def prefix_kv(self, tokens: list[int]):
+        """KV cache of a shared prompt prefix (batch 1), to continue several generations from."""
+        row = RowInput(list(tokens), [i - 1 for i in range(len(tokens))], list(range(len(tokens))), [])
+        _, kv = self.forward_rows([row], keep_kv=True)
+        return kv
+
+    def generate(self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int,
+                 prefix: Any = None, prefix_len: int = 0):
+        """Greedy decoding of a batch, optionally continuing a shared prefix's KV cache.
+
+        ``contexts`` are the token ids after the prefix (at least one each).  Our own loop rather
+        than ``model.generate``: the same trie-style masks as scoring (position-based sliding
+        windows, padding that never shifts positions) and a prefix computed once for the batch.
+        Returns (text cut at the first stop string, tokens generated, why it stopped).
+        """
         torch = self.torch
+        from transformers import DynamicCache
         tok = self.tokenizer
-        B = len(contexts)
+        B, P = len(contexts), prefix_len
         L = max(len(c) for c in contexts)
-        ids = torch.full((B, L), tok.pad_token_id, dtype=torch.long)
-        att = torch.zeros((B, L), dtype=torch.long)
-        for b, c in enumerate(contexts):            # left padding
-            ids[b, L - len(c):] = torch.tensor(c)
-            att[b, L - len(c):] = 1
-        kwargs: dict[str, Any] = dict(max_new_tokens=max_tokens, do_sample=False,
-                                      pad_token_id=tok.pad_token_id, num_beams=1)
-        stops = [s for s in stop if s]
-        if stops:
-            kwargs.update(stop_strings=stops, tokenizer=tok)
-        with torch.inference_mode():
-            out = self.model.generate(input_ids=ids.to(self.device), attention_mask=att.to(self.device),
-                                      **kwargs)
+        ids = np.full((B, L), tok.pad_token_id, dtype=np.int64)
+        valid = np.zeros((B, P + L + max_tokens), dtype=bool)
+        valid[:, :P] = True
+        kpos = np.zeros((B, P + L + max_tokens), dtype=np.int64)
+        kpos[:, :P] = np.arange(P)
+        for b, c in enumerate(contexts):             # left padding: last prompt token at L - 1
+            n = len(c)
+            ids[b, L - n:] = c
+            valid[b, P + L - n:P + L] = True
+            kpos[b, P + L - n:P + L] = P + np.arange(n)
+        pos = kpos[:, P:P + L].copy()
+        allowed = valid[:, None, :P + L] & (kpos[:, None, :P + L] <= pos[:, :, None])
+        allowed[:, np.arange(L), P + np.arange(L)] = True      # padding attends to itself
+        cache = _buffer_cache(self.model.config, B, P + L + max_tokens, prefix)
         eos = set(_as_list(self.model.generation_config.eos_token_id) + _as_list(tok.eos_token_id))
+        stops = [x for x in stop if x]
+        new: list[list[int]] = [[] for _ in range(B)]
+        why: list[str | None] = [None] * B
+        x, qpos, span = ids, pos, P + L
+        with torch.inference_mode():
+            for t in range(max_tokens):
+                out = self.decoder(input_ids=torch.from_numpy(x).to(self.device),
+                                   attention_mask=self._masks(allowed, qpos, kpos[:, :span]),
+                                   position_ids=torch.from_numpy(qpos).to(self.device),
+                                   past_key_values=cache, use_cache=True)
+                logits = self.head(out.last_hidden_state[:, -1]).float()
+                nxt = logits.argmax(dim=-1).tolist()
+                for b in range(B):
+                    if why[b] is not None:
+                        continue
+                    if nxt[b] in eos:
+                        why[b] = "eos"
+                        continue
+                    new[b].append(nxt[b])
+                    if stops:
+                        text = self.decode(new[b])
+                        hit = [s for s in stops if s in text]
+                        if hit:
+                            why[b] = min(hit, key=text.index)
+                if all(w is not None for w in why) or t == max_tokens - 1:
+                    break
+                # next step: one token per row at the next position
+                valid[:, span] = True
+                kpos[:, span] = kpos[:, span - 1] + 1 if t else pos[:, -1] + 1
+                qpos = kpos[:, span:span + 1].copy()
+                x = np.array([[nxt[b]] for b in range(B)], dtype=np.int64)
+                span += 1
+                allowed = valid[:, None, :span] & (kpos[:, None, :span] <= qpos[:, :, None])
         results = []
         for b in range(B):
-            new = out[b, L:].tolist()
-            stopped = None
-            for i, t in enumerate(new):
-                if t in eos:
-                    new, stopped = new[:i], "eos"
-                    break
-            while new and new[-1] == tok.pad_token_id and tok.pad_token_id not in eos:
-                new.pop()
-            text = self.decode(new)
+            text = self.decode(new[b])
+            stopped = why[b]
             for s in stops:                             # lm-eval: s = s.split(term)[0] per stop
                 if s in text:
                     text = text.split(s)[0]
                     stopped = stopped or s
-            results.append((text, len(new), stopped))
+            results.append((text, len(new[b]), stopped))
         return results
+
+    def _masks(self, allowed: np.ndarray, qpos: np.ndarray, kpos: np.ndarray):
+        """Additive 4-D mask(s) from a boolean [B, Q, K] pattern; one per layer type."""
+        torch = self.torch
+        kinds = set(self.layer_types) if self.layer_types else {"full_attention"}
+        masks = {}
+        for kind in kinds:
+            a = allowed
+            if kind == "sliding_attention" and self.sliding_window:
+                a = allowed & ((qpos[:, :, None] - kpos[:, None, :]) < self.sliding_window)
+            m = torch.zeros(a.shape[0], 1, a.shape[1], a.shape[2], dtype=self.dtype)
+            m.masked_fill_(~torch.from_numpy(np.ascontiguousarray(a))[:, None], torch.finfo(self.dtype).min)
+            masks[kind] = m.to(self.device)
+        return masks if len(kinds) > 1 or "full_attention" not in kinds else masks["full_attention"]
+
+
+def _buffer_cache(config, batch: int, capacity: int, prefix=None):
+    """A KV cache whose layers write into tensors allocated once for the whole generation.
+
+    ``DynamicCache`` concatenates at every step, copying the whole cache (a few-shot prefix of
+    thousands of tokens × the batch) once per generated token; here each step writes one slot.
+    """
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    class BufferLayer(DynamicLayer):
+        def __init__(self, k0=None, v0=None):
+            super().__init__()
+            self.n = 0
+            if k0 is not None:
+                self._alloc(k0, v0)
+                self.keys[:, :, :k0.shape[2]] = k0
+                self.values[:, :, :v0.shape[2]] = v0
+                self.n = k0.shape[2]
+
+        def _alloc(self, k, v):
+            self.dtype, self.device = k.dtype, k.device
+            self.keys = k.new_empty((batch, k.shape[1], capacity, k.shape[3]))
+            self.values = v.new_empty((batch, v.shape[1], capacity, v.shape[3]))
+            self.is_initialized = True
+
+        def update(self, key_states, value_states, *args, **kwargs):
+            if not self.is_initialized:
+                self._alloc(key_states, value_states)
+            m = key_states.shape[2]
+            self.keys[:, :, self.n:self.n + m] = key_states
+            self.values[:, :, self.n:self.n + m] = value_states
+            self.n += m
+            return self.keys[:, :, :self.n], self.values[:, :, :self.n]
+
+        def get_seq_length(self) -> int:
+            return self.n
+
+    cache = DynamicCache()
+    n_layers = config.get_text_config().num_hidden_layers
+    cache.layers = ([BufferLayer(k, v) for k, v in prefix] if prefix is not None
+                    else [BufferLayer() for _ in range(n_layers)])
+    cache.layer_class_to_replicate = None
+    return cache
 
 
 def _as_list(x) -> list[int]:

@@ -60,11 +60,15 @@ class Task:
     default_modes: Sequence[str] = ()
     default_shots: Sequence[int] = (0,)
     default_seeds: Sequence[int] = (1234,)
+    protocol_shots: Sequence[int] | None = None        # the paper's shot × seed protocol
+    protocol_seeds: Sequence[int] | None = None        # (``negbench run --protocol``)
     fewshot_sampler: str = "lm-eval"                  # or "fixed": same shots for every item
     description: Callable[[str], str] = lambda mode: ""
     target_delimiter: str = " "
     fewshot_delimiter: str = "\n\n"
     extra_metrics: Callable[[str, list[dict]], dict] | None = None
+    # Markdown tables saved with a run (e.g. error analysis): (mode, [(unit name, metrics)]) -> str
+    tables: Callable[[str, list[tuple[str, dict]]], str] | None = None
     language: str = "en"
     source: str = ""
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from negbench.modes import ChoiceLoglikelihood, Generation, NextTokenLabels, first_letter
 from negbench.records import field, iter_jsonl
 from negbench.errors import DataError
+from negbench.negation_errors import error_analysis, format_error_table
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "builtin"
@@ -78,19 +79,13 @@ def _nm_generate(d: Doc) -> Rendered:
 
 
 def _choice_errors(mode: str, records: list[dict]) -> dict:
-    """Which wrong option type models pick (NUBench Table 6 style)."""
-    counts: dict[str, int] = {}
-    wrong = 0
-    for r in records:
-        pred = r.get("pred")
-        if pred is None and "answer" in r:
-            pred = r["choices"].index(r["answer"]) if r["answer"] in r["choices"] else None
-        if pred is None or pred == r["gold_index"]:
-            continue
-        wrong += 1
-        t = r["meta"]["option_types"][pred]
-        counts[t] = counts.get(t, 0) + 1
-    return {"n_wrong": wrong, "incorrect_choice_share": {k: v / wrong for k, v in sorted(counts.items())}}
+    """Which wrong option type the model prefers (NUBench Table 6 style)."""
+    return {"error_analysis": error_analysis(records, "pred", subtype_key="local_negation_type")}
+
+
+def _error_table(mode: str, rows: list[tuple[str, dict]]) -> str:
+    return format_error_table([(n, m["error_analysis"]) for n, m in rows],
+                              ["relative_part", "pp_part", "adverb_part", "compound_part"])
 
 
 NEGATION_MINI = Task(
@@ -104,7 +99,7 @@ NEGATION_MINI = Task(
                                                       extract=first_letter("ABCD")),
                              "greedy generation of the letter, first [A-D] match"),
     },
-    default_modes=("cloze", "letter"), extra_metrics=_choice_errors,
+    default_modes=("cloze", "letter"), extra_metrics=_choice_errors, tables=_error_table,
     source="written by the negbench authors",
 )
 
