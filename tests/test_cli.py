@@ -100,3 +100,49 @@ def test_small_run_writes_results_and_show(tmp_path, tiny_llama, capsys):
     assert res["units"]["negation-mini.cloze.1shot.seed3"]["metrics"]["acc"] == acc
     assert main(["show", str(out)]) == 0
     assert "truefalse-mini" in capsys.readouterr().out
+    # error analysis is saved with the run, as a table file and in results.json
+    ea = res["units"]["negation-mini.cloze.0shot"]["metrics"]["error_analysis"]
+    cloze = [json.loads(l) for l in (out / "samples" / "negation-mini.cloze.0shot.jsonl").open()]
+    assert ea["n"] == 6 and ea["n_wrong"] == sum(1 for s in cloze if s["acc"] == 0.0)
+    tables = (out / "tables.md").read_text()
+    assert "## negation-mini.cloze" in tables and "local negation (%)" in tables
+
+
+def test_rescore_recomputes_from_samples(tmp_path, tiny_llama, capsys):
+    out = tmp_path / "run"
+    assert main(["run", "--model", tiny_llama, "--tasks", "negation-mini", "--modes", "cloze",
+                 "--limit", "5", "--output", str(out), "--quiet", "--no-cache"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    before = res["units"]["negation-mini.cloze.0shot"]["metrics"]
+    res["units"]["negation-mini.cloze.0shot"]["metrics"] = {"n": 5}     # as if saved by an old version
+    (out / "results.json").write_text(json.dumps(res))
+    (out / "tables.md").unlink()
+    assert main(["rescore", str(out)]) == 0
+    after = json.loads((out / "results.json").read_text())
+    assert after["units"]["negation-mini.cloze.0shot"]["metrics"] == before
+    assert after["rescored"]["negbench"] and (out / "tables.md").is_file()
+    assert main(["rescore", str(tmp_path / "nothing")]) == 2
+    assert "no results.json" in capsys.readouterr().err
+
+
+def test_protocol_expands_the_papers_shots_and_seeds():
+    from dataclasses import replace
+    from negbench.runner import RunConfig, plan_units
+    from negbench.tasks import get_task, register
+    register(replace(get_task("negation-mini"), name="nm-protocol", protocol_shots=(0, 1, 5),
+                     protocol_seeds=(42, 7)))
+    names = [u.name for u in plan_units(RunConfig("m", ["nm-protocol"], modes=["cloze"], protocol=True))]
+    assert names == ["nm-protocol.cloze.0shot", "nm-protocol.cloze.1shot.seed42",
+                     "nm-protocol.cloze.1shot.seed7", "nm-protocol.cloze.5shot.seed42",
+                     "nm-protocol.cloze.5shot.seed7"]
+    # explicit --shots wins over the protocol; without --protocol the defaults apply
+    assert [u.shots for u in plan_units(RunConfig("m", ["nm-protocol"], modes=["cloze"], shots=[1],
+                                                  seeds=[3], protocol=True))] == [1]
+    assert [u.name for u in plan_units(RunConfig("m", ["nm-protocol"], modes=["cloze"]))] == [
+        "nm-protocol.cloze.0shot"]
+
+
+def test_export_lists_and_rejects_unknown(capsys):
+    assert main(["export"]) == 0
+    assert main(["export", "nope"]) == 2
+    assert "unknown export 'nope'" in capsys.readouterr().err

@@ -146,6 +146,20 @@ def test_prefix_clusters_keep_a_token_after_the_prefix():
     enc = [[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 9], [1, 2, 3, 4, 5, 7]]
     clusters = _prefix_clusters(enc, 3)
     shared = {tuple(sorted(ix)): n for ix, n in clusters}
-    assert shared[(0, 1, 2, 4)] == 3 and shared[(3,)] == 0
+    assert shared[(0, 1, 2, 4)] == 3 and shared[(3,)] == 0, clusters
     assert all(len(enc[i]) > n for ix, n in clusters for i in ix)
     assert _prefix_clusters(enc, 0) == [([2, 0, 4, 1, 3], 0)]
+
+
+def test_prefix_clusters_one_per_fewshot_block_and_rest_share_the_description():
+    """Zero-shot prompts (description + question) and few-shot prompts (description + block +
+    question) in one run: each block becomes its own cluster; the rest share the description."""
+    from negbench.engine import _prefix_clusters
+    rnd = random.Random(0)
+    desc = list(range(100))
+    enc = [desc + [rnd.randrange(5000, 6000) for _ in range(30)] for _ in range(40)]
+    for k in range(3):
+        enc += [desc + [1000 + k] * 300 + [rnd.randrange(5000, 6000) for _ in range(30)]
+                for _ in range(10)]
+    clusters = sorted((len(ix), n) for ix, n in _prefix_clusters(enc, 64))
+    assert clusters == [(10, 400), (10, 400), (10, 400), (40, 100)]

@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("run", help="run folder")
     s.add_argument("--units", action="store_true", help="one row per unit (seed) as well")
 
+    rs = sub.add_parser("rescore", help="recompute a saved run's metrics from its samples (no model)")
+    rs.add_argument("run", help="run folder")
+
     x = sub.add_parser("export", help="write benchmark training data as Alpaca JSON lines",
                        description="Alpaca records (instruction, input, output) for LoRA "
                        "fine-tuning, built from a benchmark's data as its paper did.")
@@ -113,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_run(args)
         if args.command == "show":
             return cmd_show(args)
+        if args.command == "rescore":
+            return cmd_rescore(args)
         if args.command == "export":
             return cmd_export(args)
         build_parser().print_help()
@@ -174,8 +179,7 @@ def cmd_run(args) -> int:
     engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
     results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr))
     print(format_results(results))
-    for name, table in (results.get("tables") or {}).items():
-        print(f"\n{name}\n{table}")
+    print_tables(results)
     st = results["engine"]
     print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
           f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
@@ -188,8 +192,17 @@ def cmd_show(args) -> int:
     from negbench.store import load_results
     res = load_results(args.run)
     print(format_results(res, units=args.units))
-    for name, table in (res.get("tables") or {}).items():
-        print(f"\n{name}\n{table}")
+    print_tables(res)
+    return 0
+
+
+def cmd_rescore(args) -> int:
+    from negbench.runner import rescore
+    from negbench.store import RunStore, load_results
+    load_results(args.run)                             # a clear error when it is not a run folder
+    res = rescore(RunStore(args.run))
+    print(format_results(res))
+    print_tables(res)
     return 0
 
 
@@ -205,6 +218,15 @@ def cmd_export(args) -> int:
     out = write_alpaca(records, args.out or f"{args.name}.{split}.jsonl")
     print(f"{len(records)} records -> {out}")
     return 0
+
+
+def print_tables(results: dict) -> None:
+    """The task tables saved with the run, then the run-level report sections."""
+    from negbench.reports import run_sections
+    tables = dict(results.get("tables") or {})
+    tables.update(run_sections(results))
+    for name, table in tables.items():
+        print(f"\n{name}\n{table}")
 
 
 def _slug(s: str) -> str:

@@ -290,30 +290,52 @@ class Engine:
 
 
 def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[int], int]]:
-    """Group prompts (by index) into runs that share a common token prefix of at least
-    ``min_prefix`` tokens; returns (indices, shared length) with shared = 0 for the rest.  Each
-    prompt keeps at least one token after the shared prefix."""
+    """Partition prompts (by index) into clusters that each share one token prefix, choosing
+    (greedily, bottom-up over the prompts' prefix tree) the partition that forwards the fewest
+    tokens: one cluster per few-shot block, and the rest sharing a common description.  Returns
+    (indices, shared length), shared = 0 for prompts that gain nothing (all of them when
+    ``min_prefix`` is 0).  Every prompt keeps at least one token after its cluster's prefix."""
+    if not enc:
+        return []
     order = sorted(range(len(enc)), key=lambda i: enc[i])
-    out: list[tuple[list[int], int]] = []
-    loose: list[int] = []
-    i = 0
-    while i < len(order):
-        run, common = [order[i]], len(enc[order[i]]) - 1
-        j = i + 1
-        while j < len(order) and min_prefix:
-            c = min(common, _lcp(enc[run[0]], enc[order[j]]), len(enc[order[j]]) - 1)
-            if c < min_prefix:
-                break
-            run.append(order[j])
-            common = c
-            j += 1
-        if min_prefix and len(run) > 1 and common >= min_prefix:
-            out.append((run, common))
-        else:
-            loose.extend(run)
-        i = j
-    if loose:
-        out.append((loose, 0))
+    if not min_prefix:
+        return [(order, 0)]
+    # common prefixes of neighbours in sorted order (capped: a token stays after the prefix)
+    adj = [min(_lcp(enc[a], enc[b]), len(enc[a]) - 1, len(enc[b]) - 1)
+           for a, b in zip(order, order[1:])]
+
+    def best(lo: int, hi: int) -> tuple[int, list[tuple[list[int], int]], list[int]]:
+        """For sorted prompts lo..hi: tokens saved, clusters (positions, shared), and the
+        positions left loose (to share a shorter prefix one level up)."""
+        if lo == hi:
+            return 0, [], [lo]
+        m = min(adj[lo:hi])
+        saved, clusters, pool, start = 0, [], [], lo
+        for k in range(lo, hi + 1):                  # children: split where the LCP is minimal
+            if k == hi or adj[k] == m:
+                s_c, cl_c, loose_c = best(start, k)
+                n_c = k - start + 1
+                if s_c >= (n_c - len(loose_c)) * m:  # keep the child's own clusters
+                    saved += s_c
+                    clusters += cl_c
+                    pool += loose_c
+                else:                                # dissolve it into this level's prefix
+                    pool += list(range(start, k + 1))
+                start = k + 1
+        if m >= min_prefix and len(pool) >= 2:
+            return saved + (len(pool) - 1) * m, clusters + [(pool, m)], []
+        return saved, clusters, pool
+
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(enc) + 100))
+    try:
+        _, parts, rest = best(0, len(order) - 1)
+    finally:
+        sys.setrecursionlimit(limit)
+    out = [([order[k] for k in pos], shared) for pos, shared in parts]
+    if rest:
+        out.append(([order[k] for k in rest], 0))
     return out
 
 

@@ -144,25 +144,14 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
             r = s.pop("_rendered")
             s.update(spec.formulation.score(r, resp))
             records.append(s)
-        metrics = summarize(records, spec.formulation.metrics)
-        if u.task.extra_metrics:
-            metrics.update(u.task.extra_metrics(u.mode, records))
+        metrics = unit_metrics(u.task, u.mode, records)
         results_units[u.name] = {"task": u.task.name, "mode": u.mode, "shots": u.shots,
                                  "seed": u.seed, "group": u.group, "metrics": metrics}
         if store:
             store.write_samples(u.name, records)
         if u.task.name not in datasets:
             datasets[u.task.name] = _dataset_info(u.task, cfg.limit)
-    groups: dict[str, dict] = {}
-    for name, res in results_units.items():
-        g = groups.setdefault(res["group"], {"task": res["task"], "mode": res["mode"],
-                                             "shots": res["shots"], "units": [], "metrics": {}})
-        g["units"].append(name)
-    for gname, g in groups.items():
-        per = [results_units[n]["metrics"] for n in g["units"]]
-        for m, v in per[0].items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
-                g["metrics"][m] = over_seeds([p[m] for p in per])
+    groups = group_results(results_units)
     tables = _tables(units, results_units)
     results = {
         "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
@@ -177,9 +166,54 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
     }
     if store:
         store.write_results(results)
-        if tables:
-            store.write_text("tables.md", "\n\n".join(f"## {k}\n\n{v}" for k, v in tables.items()) + "\n")
+        _write_tables(store, tables)
     return results
+
+
+def unit_metrics(task: Task, mode: str, records: list[dict]) -> dict:
+    """All metrics of one unit: pure functions of its per-sample records."""
+    metrics = summarize(records, task.mode(mode).formulation.metrics)
+    if task.extra_metrics:
+        metrics.update(task.extra_metrics(mode, records))
+    return metrics
+
+
+def group_results(results_units: dict[str, dict]) -> dict[str, dict]:
+    """Units that differ only by seed form a group: numeric metrics as mean / SD over seeds."""
+    groups: dict[str, dict] = {}
+    for name, res in results_units.items():
+        g = groups.setdefault(res["group"], {"task": res["task"], "mode": res["mode"],
+                                             "shots": res["shots"], "units": [], "metrics": {}})
+        g["units"].append(name)
+    for g in groups.values():
+        per = [results_units[n]["metrics"] for n in g["units"]]
+        for m, v in per[0].items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
+                g["metrics"][m] = over_seeds([p[m] for p in per])
+    return groups
+
+
+def rescore(store: RunStore) -> dict:
+    """Recompute every metric, group and table of a saved run from its samples (no model):
+    after a metric is added or fixed, old runs get it too."""
+    results = store.read_results()
+    units = []
+    for name, u in results["units"].items():
+        task = get_task(u["task"])
+        u["metrics"] = unit_metrics(task, u["mode"], store.read_samples(name))
+        units.append(Unit(task, u["mode"], u["shots"], u["seed"]))
+    results["groups"] = group_results(results["units"])
+    results["tables"] = _tables(units, results["units"])
+    results["rescored"] = {"negbench": __version__, "git": git_commit(),
+                           "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    store.write_results(results)
+    _write_tables(store, results["tables"])
+    return results
+
+
+def _write_tables(store: RunStore, tables: dict[str, str]) -> None:
+    if tables:
+        store.write_text("tables.md", "\n\n".join(f"## {k}\n\n{v}" for k, v in tables.items()) + "\n")
 
 
 def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]:

@@ -8,8 +8,10 @@ from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.builtin import NEGATION_MINI, TRUEFALSE_MINI, jsonl_task
 
 from negbench.tasks.condaqa import TASKS as _CONDAQA
+from negbench.tasks.konubench import TASKS as _KONUBENCH
 
-_REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI, *_CONDAQA)}
+_REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI, *_CONDAQA,
+                                                  *_KONUBENCH)}
 
 
 def register(task: Task) -> Task:

@@ -486,6 +486,7 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     out["by_answer_type"] = answer_type_breakdown(records, key, spans)
     if len({r["meta"].get("split") for r in records} - {None}) >= 2:
         out["by_split"] = by_split(records, key, spans)
+    out["majority"] = majority_baseline(records)        # the floor row, on the same records
     return out
 
 
@@ -543,6 +544,64 @@ def average_over_splits(results: dict, mode: str = "generate", shots: int = N_SH
     out = summarize_splits(per_split, metrics)
     out["_splits"] = found
     return out
+
+
+# -- Table 4 beside the paper ----------------------------------------------------------------------
+#: Rows of the paper's Table 4 (percent): accuracy, consistency, paraphrase / scope / affirmative
+#: consistency.  Only rows whose numbers are legible in our copy of the paper are listed.
+PAPER_TABLE4: tuple[tuple[str, str, tuple[float, ...]], ...] = (
+    ("heuristic", "Majority (paper)", (47.75, 1.35, 51.50, 16.48, 8.71)),
+    ("few-shot", "UnifiedQA-v2-Base 220M (paper)", (52.58, 11.97, 50.11, 24.19, 25.03)),
+    ("zero-shot", "UnifiedQA-v2-Base 220M (paper)", (55.65, 16.20, 52.47, 29.23, 30.83)),
+    ("zero-shot", "Flan-T5-XXL 11B (paper)", (67.53, 31.61, 67.43, 45.45, 47.86)),
+    ("zero-shot", "GPT-3 175B (paper)", (43.72, 1.28, 41.33, 10.67, 10.89)),
+    ("human", "Human (paper)", (91.94, 81.58, 93.65, 86.49, 88.22)),
+)
+TABLE4_COLUMNS = ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
+                  "consistency_affirmative")
+
+
+def table4(results: dict) -> str | None:
+    """Our rows — each mode × shots averaged over the five ``condaqa-split{i}`` tasks (mean ± SD),
+    plus the majority floor on the same records — beside the legible rows of the paper's
+    Table 4.  None when the run has no split tasks."""
+    units = results.get("units", {})
+    cells = sorted({(u["mode"], u["shots"]) for u in units.values()
+                    if str(u.get("task", "")).startswith("condaqa-split")})
+    if not cells:
+        return None
+    head = ["setting", "model", "splits", "n"] + ["acc", "cons", "para", "scope", "affirm"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    model = str(results.get("model", {}).get("spec", "model"))
+    majority_done = False
+    for mode, shots in cells:
+        avg = average_over_splits(results, mode, shots, metrics=TABLE4_COLUMNS)
+        n = sum(u["metrics"].get("n", 0) for u in units.values()
+                if str(u.get("task", "")).startswith("condaqa-split") and u["mode"] == mode
+                and u["shots"] == shots)
+        vals = [_pm(avg[m]) for m in TABLE4_COLUMNS]
+        setting = f"{'zero' if shots == 0 else f'{shots}'}-shot, {mode}"
+        lines.append("| " + " | ".join([setting, model, str(len(avg["_splits"])), str(n)] + vals) + " |")
+        if not majority_done:
+            maj = [u["metrics"]["majority"] for u in units.values()
+                   if str(u.get("task", "")).startswith("condaqa-split") and u["mode"] == mode
+                   and u["shots"] == shots and isinstance(u["metrics"].get("majority"), dict)]
+            if maj:
+                ms = summarize_splits(maj, TABLE4_COLUMNS)
+                lines.append("| " + " | ".join(["heuristic", f"Majority ({PAPER_MAJORITY}), same items",
+                                                str(len(maj)), str(n)]
+                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS]) + " |")
+                majority_done = True
+    for setting, name, vals in PAPER_TABLE4:
+        lines.append("| " + " | ".join([setting, name, "5", "7240"] + [f"{v:.2f}" for v in vals]) + " |")
+    return "\n".join(lines)
+
+
+def _pm(agg: dict) -> str:
+    mu, s = 100 * agg["mean"], 100 * agg["sd"]
+    if mu != mu:
+        return "–"
+    return f"{mu:.2f}" + (f" ± {s:.2f}" if agg.get("n_splits", 1) > 1 and s == s else "")
 
 
 # -- tasks ---------------------------------------------------------------------------------------
