@@ -407,3 +407,16 @@ def test_real_majority_reproduces_table4(real):
     assert b["consistency"] == pytest.approx(19 / 1402)
     assert b["consistency_affirmative"] == pytest.approx(122 / 1402)
     assert cq.majority_label(real["dev"]) == "YES"                 # dev majority differs
+
+
+def test_lenient_accuracy_reads_a_label_that_opens_the_output():
+    recs = [{"output": "No, you cannot take a tram.", "answer": "No, you cannot take a tram.",
+             "meta": {"answer": "NO"}},
+            {"output": "Yes.", "answer": "YES", "meta": {"answer": "YES"}},
+            {"output": "Nobody knows.", "answer": "Nobody knows.", "meta": {"answer": "NO"}},
+            {"output": "Don\u2019t know, the passage is silent", "answer": "x", "meta": {"answer": "DON'T KNOW"}},
+            {"output": "The river", "answer": "The river", "meta": {"answer": "the river"}}]
+    m = cq.lenient_accuracy(recs)
+    assert m["n_opens_with_label"] == 3                    # "Nobody" is not "No"
+    assert m["accuracy_lenient"] == 4 / 5
+    assert cq.leading_label("  'no' it is not") == "NO" and cq.leading_label("Nothing") is None

@@ -114,3 +114,27 @@ def test_provenance_and_store(tmp_path):
     assert s.read_samples("u") == [{"a": 1}, {"b": "ü"}]
     s.write_results({"x": 1})
     assert json.loads((tmp_path / "run" / "results.json").read_text()) == {"x": 1}
+
+
+def test_chat_layout_follows_lm_eval_apply_chat_template():
+    """Description (+ system prompt) in the system message; shots + query in one user turn."""
+    import json as _json
+    from negbench.runner import RunConfig, chat_context
+    from negbench.tasks import get_task
+    from negbench.tasks.base import Rendered
+
+    class Templater:
+        def apply_chat_template(self, msgs, add_generation_prompt=True):
+            return _json.dumps(msgs)
+
+    task = get_task("negation-mini")
+    shots = [Rendered("Q1", ["a1"], 0)]
+    lm = _json.loads(chat_context(Templater(), RunConfig("m", [], chat=True, system_prompt="Be brief."),
+                                  "Q2", shots, "Describe.\n\n", task))
+    assert lm == [{"role": "system", "content": "Be brief.\n\nDescribe.\n\n"},
+                  {"role": "user", "content": "Q1 a1\n\nQ2"}]
+    user = _json.loads(chat_context(Templater(), RunConfig("m", [], chat=True, chat_layout="user"),
+                                    "Q2", shots, "Describe.\n\n", task))
+    assert user == [{"role": "user", "content": "Describe.\n\nQ1 a1\n\nQ2"}]
+    none = _json.loads(chat_context(Templater(), RunConfig("m", [], chat=True), "Q2", [], "", task))
+    assert none == [{"role": "user", "content": "Q2"}]

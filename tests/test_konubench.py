@@ -463,7 +463,8 @@ def test_alpaca_export_matches_official_sft_sequences():
         ctx = (desc_sft + "문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정한 문장을 고르시오.\n원문:"
                + f" {rec['original_sentence']}\n"
                + "".join(f"{'ABCD'[i]}. {t}\n" for i, t in enumerate(texts)) + "\n정답:")
-        assert s["instruction"] + "\n\n" + s["input"] + " " + s["output"] == ctx + f" {letter}. {rec['standard_negation']}"
+        target = f" {letter}. {rec['standard_negation']}"
+        assert s["instruction"] + "\n\n" + s["input"] + " " + s["output"] == ctx + target
         assert s["output"].startswith(letter + ". ")
 
 
@@ -520,5 +521,7 @@ def test_runner_end_to_end_tiny_model(fake, tiny_llama, monkeypatch, tmp_path):
             assert samples[2]["meta"]["n_options"] == 3          # the three-option item
         if u["mode"] == "generate":
             assert all("output" in s and "exact_match" in s for s in samples)
+    assert "| konubench.cloze.1shot.seed308 |" in res["tables"]["konubench.cloze"]
+    assert (tmp_path / "run" / "tables.md").is_file()
     g = res["groups"]["konubench.symbol.1shot"]["metrics"]
     assert g["acc"]["n_seeds"] == 1 and "incorrect_local_pct" in g

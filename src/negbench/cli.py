@@ -64,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--chat", action="store_true",
                    help="wrap each prompt in the model's chat template (as one user turn)")
     g.add_argument("--system-prompt", default=None, help="system message used with --chat")
+    g.add_argument("--chat-layout", default="lm-eval", choices=["lm-eval", "user"],
+                   help="with --chat: 'lm-eval' puts the task description (and --system-prompt) "
+                        "in the system message and few-shot block + question in one user turn, "
+                        "as lm-eval 0.4.13 --apply_chat_template; 'user' puts everything in the "
+                        "user turn (default: lm-eval)")
     m = r.add_argument_group("model")
     m.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
                    help="weights dtype (auto: bfloat16 on GPU, float32 on CPU)")
@@ -72,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--max-length", type=int, default=None,
                    help="truncate contexts from the left to this many tokens (default: model's)")
     m.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    m.add_argument("--add-bos", default="auto", choices=["auto", "yes", "no"],
+                   help="prepend BOS to prompts: auto = the tokenizer's default, as lm-eval "
+                        ">= 0.4.9.2 (use 'no' to match older lm-eval with non-Gemma models)")
     e = r.add_argument_group("engine and output")
     e.add_argument("--output", default=None,
                    help="run folder (default: runs/<model>__<tasks>)")
@@ -162,13 +170,15 @@ def cmd_run(args) -> int:
     from negbench.store import RunStore
 
     backend_kw = {"dtype": args.dtype, "device": args.device, "adapter": args.adapter,
-                  "max_length": args.max_length, "threads": args.threads}
+                  "max_length": args.max_length, "threads": args.threads,
+                  "add_bos": {"auto": "auto", "yes": True, "no": False}[args.add_bos]}
     engine_kw = {"batch_size": args.batch_size, "max_row_tokens": args.max_row_tokens,
                  "max_batch_tokens": args.max_batch_tokens,
                  "share_prefix": not args.no_prefix_sharing}
     cfg = RunConfig(model=args.model, tasks=args.tasks, modes=args.modes, shots=args.shots,
                     seeds=args.seeds, limit=args.limit, protocol=args.protocol, chat=args.chat,
-                    system_prompt=args.system_prompt, backend=backend_kw, engine=engine_kw)
+                    system_prompt=args.system_prompt, chat_layout=args.chat_layout,
+                    backend=backend_kw, engine=engine_kw)
     plan_units(cfg)                                   # unknown task / mode fails before loading
     out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
     store = RunStore(out)
@@ -209,8 +219,10 @@ def cmd_rescore(args) -> int:
 def cmd_export(args) -> int:
     from negbench.alpaca import exporters, get_exporter, write_alpaca
     if not args.name:
-        for e in exporters().values():
-            print(f"{e.name:<22} {e.summary} (default split: {e.default_split})")
+        ex = exporters()
+        w = max((len(n) for n in ex), default=0)
+        for e in ex.values():
+            print(f"{e.name:<{w}}  {e.summary} (default split: {e.default_split})")
         return 0
     e = get_exporter(args.name)
     split = args.split or e.default_split

@@ -129,9 +129,13 @@ class Engine:
                 ce, we = ctx_enc[i], whole_enc[i]
                 i += 1
                 cont_enc = we[len(ce):]
-            else:
-                ce, cont_enc = [be.prefix_token_id], empty_cont[j]
+            else:                                   # lm-eval: the prefix token stands in
+                cont_enc = empty_cont[j]
                 j += 1
+                if cont_enc[:1] == [be.prefix_token_id] and len(cont_enc) > 1:
+                    ce, cont_enc = cont_enc[:1], cont_enc[1:]
+                else:
+                    ce = [be.prefix_token_id]
             if not cont_enc:
                 raise ValueError(f"empty continuation after tokenisation: {r.continuation!r}")
             seq = (ce + cont_enc)[-(max_len + 1):]

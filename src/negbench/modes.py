@@ -34,15 +34,15 @@ class ChoiceLoglikelihood:
 
     def score(self, r: Rendered, responses: list[LoglikelihoodResponse]) -> dict:
         lls = [x.logprob for x in responses]
-        pred = _argmax(lls)
-        pred_norm = _argmax([ll / len(c) for ll, c in zip(lls, r.choices)])
+        pred = argmax(lls)
+        pred_norm = argmax([ll / len(c) for ll, c in zip(lls, r.choices)])
         return {"scores": lls, "n_tokens": [x.n_tokens for x in responses],
                 "is_greedy": [x.is_greedy for x in responses],
                 "pred": pred, "pred_norm": pred_norm,
                 "acc": float(pred == r.gold), "acc_norm": float(pred_norm == r.gold)}
 
 
-def _argmax(xs: list[float]) -> int:
+def argmax(xs: list[float]) -> int:
     """First index of the maximum (numpy.argmax semantics, as lm-eval)."""
     best = 0
     for i, x in enumerate(xs):
@@ -106,7 +106,7 @@ class NextTokenLabels:
         resp = responses[0]
         probs = resp.normalized()
         p = [probs[c] for c in r.choices]
-        pred = _argmax(p)
+        pred = argmax(p)
         return {"logprobs": [resp.logprobs[c] for c in r.choices], "probs": p,
                 "label_token_ids": [resp.token_ids[c] for c in r.choices],
                 "pred": pred, "acc": float(pred == r.gold)}

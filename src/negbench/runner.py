@@ -31,6 +31,7 @@ class RunConfig:
     protocol: bool = False                # each task's paper protocol (shots × seeds)
     chat: bool = False
     system_prompt: str | None = None
+    chat_layout: str = "lm-eval"          # "lm-eval": description in the system turn; "user"
     backend: dict[str, Any] = field(default_factory=dict)
     engine: dict[str, Any] = field(default_factory=dict)
 
@@ -99,11 +100,12 @@ def build_requests(unit: Unit, backend, cfg: RunConfig):
     description = task.description(unit.mode)
     for doc, shots in zip(docs, draws):
         r = spec.render(doc)
-        context = build_context(r.query, [spec.render(s) for s in shots], description,
-                                task.target_delimiter, task.fewshot_delimiter)
+        examples = [spec.render(s) for s in shots]
         if cfg.chat:
-            msgs = ([{"role": "system", "content": cfg.system_prompt}] if cfg.system_prompt else [])
-            context = backend.apply_chat_template(msgs + [{"role": "user", "content": context}])
+            context = chat_context(backend, cfg, r.query, examples, description, task)
+        else:
+            context = build_context(r.query, examples, description, task.target_delimiter,
+                                    task.fewshot_delimiter)
         gold_index = r.gold if isinstance(r.gold, int) else (
             r.choices.index(r.gold) if r.gold in r.choices else None)
         samples.append({"doc_id": doc.id, "task": task.name, "mode": unit.mode, "shots": unit.shots,
@@ -112,6 +114,31 @@ def build_requests(unit: Unit, backend, cfg: RunConfig):
                         "meta": r.meta, "_rendered": r})
         reqs.append(spec.formulation.requests(context, r))
     return samples, reqs
+
+
+def chat_context(backend, cfg: RunConfig, query: str, examples, description: str, task: Task) -> str:
+    """The prompt under the model's chat template, laid out as lm-eval 0.4.13
+    ``--apply_chat_template`` does (``chat_layout="lm-eval"``): the system prompt and the task
+    description joined into one system message, the few-shot block and the query as one user
+    turn.  ``chat_layout="user"`` puts the description in the user turn instead."""
+    if cfg.chat_layout == "user":
+        system = cfg.system_prompt or ""
+        user = build_context(query, examples, description, task.target_delimiter,
+                             task.fewshot_delimiter)
+    else:
+        system = _maybe_delimit(cfg.system_prompt, description, task.fewshot_delimiter)
+        user = build_context(query, examples, "", task.target_delimiter, task.fewshot_delimiter)
+    msgs = [{"role": "system", "content": system}] if system else []
+    return backend.apply_chat_template(msgs + [{"role": "user", "content": user}])
+
+
+def _maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str) -> str:
+    """lm-eval's join: the delimiter only when neither side has whitespace at the boundary."""
+    if not prefix:
+        return suffix or ""
+    if not suffix:
+        return prefix
+    return prefix + suffix if prefix[-1].isspace() or suffix[0].isspace() else prefix + delimiter + suffix
 
 
 def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = None,

@@ -23,7 +23,7 @@ from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
 
 log = logging.getLogger("negbench")
 
-NUMERICS_VERSION = "1"   # bump when a change alters scores, so cached answers are not reused
+NUMERICS_VERSION = "2"   # bump when a change alters scores, so cached answers are not reused
 
 
 def _quiet_transformers() -> None:
@@ -67,8 +67,10 @@ class HFBackend:
         self.model.eval()
         cfg = self.model.config
         self.model_type = getattr(cfg, "model_type", "")
-        # lm-eval 0.4 HFLM: no special tokens when encoding, except BOS for Gemma models.
-        self.add_bos = ("gemma" in self.model_type) if add_bos == "auto" else bool(add_bos)
+        # lm-eval 0.4.13 HFLM: the tokenizer's own default (BOS for Llama-3, Gemma, Mistral; none
+        # for GPT-2-style tokenizers such as SmolLM2's), but never a second BOS when the text
+        # already starts with one (chat templates write it).
+        self.add_bos = self._tokenizer_adds_bos() if add_bos == "auto" else bool(add_bos)
         model_max = getattr(cfg, "max_position_embeddings", None) or 2048
         self.max_length = min(max_length or model_max, model_max)
         self.layer_types = list(getattr(cfg, "layer_types", None) or [])
@@ -143,16 +145,31 @@ class HFBackend:
                              fix="set NEGBENCH_CACHE to a writable folder") from exc
         return str(target)
 
+    @property
+    def weights_folder(self) -> str:
+        """A transformers folder holding these weights (a GGUF's converted copy), e.g. for
+        loading the same model in another tool."""
+        if self.source.gguf_file:
+            return self._converted_gguf(self.source)
+        return self.source.folder or self.source.hub_id
+
     # -- tokenisation --------------------------------------------------------------------------
     def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
-        special = self.add_bos if add_special_tokens is None else add_special_tokens
-        return self.tokenizer(text, add_special_tokens=special)["input_ids"]
+        return self.encode_batch([text], add_special_tokens)[0]
 
     def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
         if not texts:
             return []
+        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
         special = self.add_bos if add_special_tokens is None else add_special_tokens
-        return self.tokenizer(texts, add_special_tokens=special)["input_ids"]
+        bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
+        if not special or bos is None:
+            return ids
+        return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
+
+    def _tokenizer_adds_bos(self) -> bool:
+        bos = self.tokenizer.bos_token_id
+        return bos is not None and self.tokenizer("a")["input_ids"][:1] == [bos]
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.decode(list(tokens), skip_special_tokens=True)

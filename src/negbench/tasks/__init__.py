@@ -9,9 +9,10 @@ from negbench.tasks.builtin import NEGATION_MINI, TRUEFALSE_MINI, jsonl_task
 
 from negbench.tasks.condaqa import TASKS as _CONDAQA
 from negbench.tasks.konubench import TASKS as _KONUBENCH
+from negbench.tasks.nubench import TASKS as _NUBENCH
 
 _REGISTRY: dict[str, Task] = {t.name: t for t in (NEGATION_MINI, TRUEFALSE_MINI, *_CONDAQA,
-                                                  *_KONUBENCH)}
+                                                  *_NUBENCH, *_KONUBENCH)}
 
 
 def register(task: Task) -> Task:

@@ -147,6 +147,29 @@ def normalize_prediction(text: str) -> str | None:
     return canonical_label(s) or s
 
 
+_LEADING = re.compile(r"^\W*(yes|no|don'?t know|do not know)\b", re.I)
+
+
+def leading_label(text: str) -> str | None:
+    """Our lenient reading for chatty models (not the paper's): a label that *opens* the output
+    ("No, you cannot …" → NO); None when the output does not start with one."""
+    m = _LEADING.match(text.replace("\u2019", "'"))
+    return canonical_label(m.group(1)) if m else None
+
+
+def lenient_accuracy(records: Sequence[dict]) -> dict:
+    """Accuracy when a generation that opens with a label counts as that label — for chat models
+    that answer in sentences.  Reported beside, never instead of, the paper's exact match."""
+    hits, opened = [], 0
+    for r in records:
+        out = r.get("output") or ""
+        lab = leading_label(out)
+        opened += lab is not None
+        pred = lab if lab is not None else (r.get("answer") or "")
+        hits.append(float(em_normalize(pred) == em_normalize(r["meta"]["answer"])))
+    return {"accuracy_lenient": mean(hits), "n_opens_with_label": opened}
+
+
 def em_normalize(s: str) -> str:
     """The paper's exact-match normalisation: strip and lower-case (official scorer)."""
     return s.strip().lower()
@@ -487,6 +510,8 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     if len({r["meta"].get("split") for r in records} - {None}) >= 2:
         out["by_split"] = by_split(records, key, spans)
     out["majority"] = majority_baseline(records)        # the floor row, on the same records
+    if key == "exact_match":
+        out.update(lenient_accuracy(records))
     return out
 
 
@@ -570,7 +595,8 @@ def table4(results: dict) -> str | None:
                     if str(u.get("task", "")).startswith("condaqa-split")})
     if not cells:
         return None
-    head = ["setting", "model", "splits", "n"] + ["acc", "cons", "para", "scope", "affirm"]
+    head = (["setting", "model", "splits", "n"] + ["acc", "cons", "para", "scope", "affirm"]
+            + ["acc lenient (ours)"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     model = str(results.get("model", {}).get("spec", "model"))
     majority_done = False
@@ -580,6 +606,8 @@ def table4(results: dict) -> str | None:
                 if str(u.get("task", "")).startswith("condaqa-split") and u["mode"] == mode
                 and u["shots"] == shots)
         vals = [_pm(avg[m]) for m in TABLE4_COLUMNS]
+        len_avg = average_over_splits(results, mode, shots, metrics=("accuracy_lenient",))
+        vals.append(_pm(len_avg["accuracy_lenient"]))
         setting = f"{'zero' if shots == 0 else f'{shots}'}-shot, {mode}"
         lines.append("| " + " | ".join([setting, model, str(len(avg["_splits"])), str(n)] + vals) + " |")
         if not majority_done:
@@ -590,10 +618,11 @@ def table4(results: dict) -> str | None:
                 ms = summarize_splits(maj, TABLE4_COLUMNS)
                 lines.append("| " + " | ".join(["heuristic", f"Majority ({PAPER_MAJORITY}), same items",
                                                 str(len(maj)), str(n)]
-                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS]) + " |")
+                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS] + ["–"]) + " |")
                 majority_done = True
     for setting, name, vals in PAPER_TABLE4:
-        lines.append("| " + " | ".join([setting, name, "5", "7240"] + [f"{v:.2f}" for v in vals]) + " |")
+        lines.append("| " + " | ".join([setting, name, "5", "7240"] + [f"{v:.2f}" for v in vals]
+                                       + ["–"]) + " |")
     return "\n".join(lines)
 
 

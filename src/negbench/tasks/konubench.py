@@ -449,9 +449,9 @@ def konubench_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     rows = [(name, m["error_analysis"]) for name, m in rows if "error_analysis" in m]
     if not rows:
         return ""
-    kinds = [LOCAL_TYPES[k] for k in LOCAL_TYPES]
+    kinds = list(LOCAL_TYPES.values())
     head = (f"Thunder-KoNUBench {mode}: incorrect-choice distribution (Table 8); wrong answers "
-            f"from the raw log-likelihood argmax (cloze, symbol) or the filtered generation")
+            "from the raw log-likelihood argmax (cloze, symbol) or the filtered generation")
     conf = ("Local-negation confusion by clause type (items of that type where the local "
             "negation was picked, %)")
     return (head + "\n\n" + format_error_table(rows) + "\n\n" + conf + "\n\n"

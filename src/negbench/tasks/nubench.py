@@ -69,6 +69,15 @@ SPLITS = PAIR_SPLITS + MC_SPLITS
 HF_CONFIGS = {"demonstration": "multiple-choice", "test": "multiple-choice",
               "train": "sentence-negation"}
 
+#: Table 5 / Table 10 sizes of the release (not enforced: the loader reads what it is given).
+PAPER_COUNTS = {"train": 3772, "demonstration": 50, "test": 1261}
+PAPER_TYPE_COUNTS = {
+    "demonstration": {"relative_part": 12, "pp_part": 12, "adverb_part": 12, "compound_part": 12,
+                      "non-applicable": 2},
+    "test": {"relative_part": 312, "pp_part": 308, "adverb_part": 310, "compound_part": 294,
+             "non-applicable": 37},
+}
+
 NON_APPLICABLE = "non-applicable"
 #: The local-negation types of Table 3 / Table 10, in Table 6's column order.
 LOCAL_TYPES = ("relative_part", "pp_part", "compound_part", "adverb_part")
@@ -676,9 +685,12 @@ def alpaca_records(split: str = "train", source: str | os.PathLike | None = None
 def make_exporters(source: str | os.PathLike | None = None) -> list[Exporter]:
     names = {"simple": "nubench-negation", "definition": "nubench-negation-definition",
              "detail": "nubench-negation-detail"}
+    what = {"simple": "App. N, Listing 11",
+            "definition": "App. Q: SFT with the App. O definition instruction",
+            "detail": "App. Q: SFT with the App. O detail instruction (Listing 12)"}
     return [Exporter(name=names[style],
                      summary=f"Thunder-NUBench sentence-negation pairs as Alpaca records "
-                             f"(App. N, Listing 11; {style} instruction)",
+                             f"({what[style]})",
                      records=partial(alpaca_records, source=source, style=style),
                      default_split="train")
             for style in STYLES]
