@@ -20,7 +20,10 @@ from typing import Callable
 
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse, Request)
-from negbench.tasks.base import Rendered
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:                        # annotations only: tasks import this module
+    from negbench.tasks.base import Rendered
 
 
 @dataclass(frozen=True)
