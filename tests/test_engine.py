@@ -80,24 +80,28 @@ def test_identical_requests_run_once_and_cache_resumes(tiny_llama, tmp_path):
     assert [a.__dict__ for a in second] == [a.__dict__ for a in first[:len(reqs)]]
 
 
-def test_generation_stops_and_matches_unbatched(tiny_llama):
+def _hf_greedy(be, context: str, n: int, stops) -> str:
+    """transformers' own greedy generate on one full prompt, cut at EOS and the stop strings."""
     import torch
+    ids = torch.tensor([be.encode(context)])
+    with torch.inference_mode():
+        g = be.model.generate(ids, max_new_tokens=n, do_sample=False,
+                              pad_token_id=be.tokenizer.pad_token_id)
+    new = g[0, ids.shape[1]:].tolist()
+    eos = be.tokenizer.eos_token_id
+    text = be.decode(new[:new.index(eos)] if eos in new else new)
+    for s in stops:
+        text = text.split(s)[0]
+    return text
+
+
+def test_generation_stops_and_matches_unbatched(tiny_llama):
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     ctxs = ["Negate the sentence.", "The cat is", "A. B. C. D. Answer:", "Is the following statement"]
     reqs = [GenerationRequest(c, ("\n", "."), 6) for c in ctxs]
     out = Engine(be, config=EngineConfig(gen_batch_size=4, progress=False)).run(reqs)
     for c, o in zip(ctxs, out):
-        ids = torch.tensor([be.encode(c)])
-        with torch.inference_mode():
-            g = be.model.generate(ids, max_new_tokens=6, do_sample=False,
-                                  pad_token_id=be.tokenizer.pad_token_id)
-        new = g[0, ids.shape[1]:].tolist()
-        if be.tokenizer.eos_token_id in new:
-            new = new[:new.index(be.tokenizer.eos_token_id)]
-        text = be.decode(new)
-        for s in ("\n", "."):
-            text = text.split(s)[0]
-        assert o.text == text
+        assert o.text == _hf_greedy(be, c, 6, ("\n", "."))
         assert "\n" not in o.text and "." not in o.text
         assert o.n_tokens <= 6
 
@@ -118,7 +122,6 @@ def test_generation_with_shared_prefix_matches_hf_generate(model, request):
     """A long shared prompt prefix (a few-shot block) is forwarded once and its KV cache continued;
     the outputs equal transformers' own greedy generate on each full prompt, also for Gemma-3's
     sliding-window layers (window 8, prompts far longer)."""
-    import torch
     be = HFBackend(request.getfixturevalue(model), dtype="float32", device="cpu")
     block = "Sentence: the dog barks. Negation: the dog does not bark.\n\n" * 3
     ctxs = [block + q for q in ("Sentence: it rains. Negation:", "Sentence: we won. Negation:",
@@ -131,14 +134,7 @@ def test_generation_with_shared_prefix_matches_hf_generate(model, request):
     plain = Engine(be, config=EngineConfig(share_prefix=False, progress=False)).run(reqs)
     assert [o.__dict__ for o in out] == [p.__dict__ for p in plain]
     for c, o in zip(ctxs, out):
-        ids = torch.tensor([be.encode(c)])
-        with torch.inference_mode():
-            g = be.model.generate(ids, max_new_tokens=7, do_sample=False,
-                                  pad_token_id=be.tokenizer.pad_token_id)
-        new = g[0, ids.shape[1]:].tolist()
-        eos = be.tokenizer.eos_token_id
-        new = new[:new.index(eos)] if eos in new else new
-        assert o.text == be.decode(new).split("\n\n")[0]
+        assert o.text == _hf_greedy(be, c, 7, ("\n\n",))
 
 
 def test_prefix_clusters_keep_a_token_after_the_prefix():
