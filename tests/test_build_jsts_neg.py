@@ -367,11 +367,11 @@ def test_bad_jsts_input(tmp_path):
                                       encoding="utf-8")
     with pytest.raises(DataError) as e:
         J.load_jsts(d, "test")
-    assert e.value.record == 2 and e.value.field == "sentence1"
+    assert e.value.record == "line 2" and e.value.field == "sentence1"
     (d / "test-v1.3.json").write_text("{not json\n", encoding="utf-8")
     with pytest.raises(DataError) as e:
         J.load_jsts(d, "test")
-    assert e.value.record == 1
+    assert e.value.record == "line 1"
     with pytest.raises(DataError, match="not found"):
         J.load_jsts(tmp_path / "nowhere", "test")
 

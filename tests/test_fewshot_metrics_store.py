@@ -138,3 +138,21 @@ def test_chat_layout_follows_lm_eval_apply_chat_template():
     assert user == [{"role": "user", "content": "Describe.\n\nQ1 a1\n\nQ2"}]
     none = _json.loads(chat_context(Templater(), RunConfig("m", [], chat=True), "Q2", [], "", task))
     assert none == [{"role": "user", "content": "Q2"}]
+
+
+def test_jsonl_reader_skips_bom_and_names_the_bad_line(tmp_path):
+    import pytest
+
+    from negbench.errors import DataError
+    from negbench.records import iter_jsonl
+
+    p = tmp_path / "export.jsonl"
+    p.write_bytes("\ufeff".encode() + b'{"id": 1}\n\n{"id": 2}\n')      # spreadsheet-style BOM
+    assert list(iter_jsonl(p)) == [(1, {"id": 1}), (3, {"id": 2})]
+    p.write_text('{"id": 1}\n[2]\n', encoding="utf-8")
+    with pytest.raises(DataError, match="not a JSON object") as e:
+        list(iter_jsonl(p, fix="one record per line"))
+    assert e.value.record == "line 2" and e.value.fix == "one record per line"
+    with pytest.raises(DataError, match="sheet missing") as e:
+        list(iter_jsonl(tmp_path / "nope.jsonl", missing="sheet missing"))
+    assert "nope.jsonl" in e.value.where

@@ -16,13 +16,18 @@ def shared_data(sub: str) -> Path:
     return Path(env) / sub if env else Path.cwd().parent / "shared" / "data" / sub
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each non-empty line; a bad line raises DataError."""
+def iter_jsonl(path: str | Path, *, missing: str = "data file not found",
+               missing_fix: str = "check the path (data lives in ../shared/data or the official source)",
+               fix: str = "each line must be one JSON object") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-empty line; a bad line raises DataError.
+
+    A leading UTF-8 byte-order mark (spreadsheet exports) is ignored. ``missing`` and the two
+    fixes let callers say what the file is for in their errors.
+    """
     path = Path(path)
     if not path.is_file():
-        raise DataError("data file not found", path=str(path),
-                        fix="check the path (data lives in ../shared/data or the official source)")
-    with open(path, encoding="utf-8") as f:
+        raise DataError(missing, path=str(path), fix=missing_fix)
+    with open(path, encoding="utf-8-sig") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -30,9 +35,10 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(path),
-                                record=f"line {n}", fix="each line must be one JSON object") from None
+                                record=f"line {n}", fix=fix) from None
             if not isinstance(obj, dict):
-                raise DataError("a line is not a JSON object", path=str(path), record=f"line {n}")
+                raise DataError("a line is not a JSON object", path=str(path), record=f"line {n}",
+                                fix=fix)
             yield n, obj
 
 

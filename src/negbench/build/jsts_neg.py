@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable, Sequence
 from negbench.build import ja_negation as ja
 from negbench.build.agreement import fleiss_kappa
 from negbench.errors import DataError
+from negbench.records import iter_jsonl
 from negbench.store import read_jsonl, write_json, write_jsonl
 
 SPLITS = ("train", "valid", "test")
@@ -88,36 +89,28 @@ def load_jsts(jsts_dir: str | Path, split: str) -> list[JstsPair]:
     path = jsts_file(jsts_dir, split)
     out: list[JstsPair] = []
     seen: set[str] = set()
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", path=str(path), record=n,
-                                fix="each line must be one JSON object") from None
-            for k in ("sentence_pair_id", "sentence1", "sentence2", "label"):
-                if k not in r:
-                    raise DataError(f"missing field '{k}'", path=str(path), record=n, field=k,
-                                    fix="JSTS records have sentence_pair_id, sentence1, sentence2, label")
-            for k in ("sentence1", "sentence2"):
-                if not isinstance(r[k], str) or not r[k].strip():
-                    raise DataError("empty or non-string sentence", path=str(path), record=n, field=k)
-            sid = str(r["sentence_pair_id"])
-            if not sid.isdigit():
-                raise DataError(f"sentence_pair_id {sid!r} is not a non-negative integer",
-                                path=str(path), record=n, field="sentence_pair_id")
-            if sid in seen:
-                raise DataError(f"duplicate sentence_pair_id {sid}", path=str(path), record=n,
-                                field="sentence_pair_id")
-            seen.add(sid)
-            try:
-                label = float(r["label"])
-            except (TypeError, ValueError):
-                raise DataError(f"label {r['label']!r} is not a number", path=str(path), record=n,
-                                field="label") from None
-            out.append(JstsPair(sid, r["sentence1"], r["sentence2"], label))
+    for n, r in iter_jsonl(path):
+        for k in ("sentence_pair_id", "sentence1", "sentence2", "label"):
+            if k not in r:
+                raise DataError(f"missing field '{k}'", path=str(path), record=f"line {n}", field=k,
+                                fix="JSTS records have sentence_pair_id, sentence1, sentence2, label")
+        for k in ("sentence1", "sentence2"):
+            if not isinstance(r[k], str) or not r[k].strip():
+                raise DataError("empty or non-string sentence", path=str(path), record=f"line {n}", field=k)
+        sid = str(r["sentence_pair_id"])
+        if not sid.isdigit():
+            raise DataError(f"sentence_pair_id {sid!r} is not a non-negative integer",
+                            path=str(path), record=f"line {n}", field="sentence_pair_id")
+        if sid in seen:
+            raise DataError(f"duplicate sentence_pair_id {sid}", path=str(path), record=f"line {n}",
+                            field="sentence_pair_id")
+        seen.add(sid)
+        try:
+            label = float(r["label"])
+        except (TypeError, ValueError):
+            raise DataError(f"label {r['label']!r} is not a number", path=str(path), record=f"line {n}",
+                            field="label") from None
+        out.append(JstsPair(sid, r["sentence1"], r["sentence2"], label))
     out.sort(key=lambda p: int(p.sentence_pair_id))
     return out
 
@@ -329,15 +322,7 @@ def _read_sheet(path: Path) -> list[tuple[int, dict]]:
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".csv":
         return [(n, r) for n, r in enumerate(csv.DictReader(text.splitlines()), 2)]
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((n, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg})", path=str(path), record=n) from None
-    return rows
+    return list(iter_jsonl(path, missing="annotation file not found"))
 
 
 def _score(raw: Any) -> int | None:

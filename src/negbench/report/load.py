@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from negbench.errors import DataError, OutputError
 from negbench.negation_errors import predicted_index
+from negbench.records import iter_jsonl
 
 #: results.json versions this package reads (``schema`` written by :mod:`negbench.runner`).
 RESULTS_SCHEMAS = (1,)
@@ -127,25 +128,11 @@ def short_name(spec: str) -> str:
 
 
 def read_samples(path: Path) -> list[dict]:
-    if not path.is_file():
-        raise DataError("the per-sample records of this unit are missing", path=str(path),
-                        fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
-                            "rerun the same 'negbench run' command (answers are cached)")
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON ({exc.msg})", path=str(path), record=f"line {n}",
-                                fix="the file is damaged; rerun the unit") from None
-            if not isinstance(rec, dict):
-                raise DataError("a sample record is not a JSON object", path=str(path),
-                                record=f"line {n}")
-            out.append(rec)
-    return out
+    return [rec for _, rec in iter_jsonl(
+        path, missing="the per-sample records of this unit are missing",
+        missing_fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
+                    "rerun the same 'negbench run' command (answers are cached)",
+        fix="the file is damaged; rerun the unit")]
 
 
 def load_run(path: str | Path, label: str | None = None, check_samples: bool = True,

@@ -45,7 +45,7 @@ from negbench.errors import DataError, TaskError
 from negbench.metrics import by_group, mean
 from negbench.modes import ChoiceLoglikelihood, Generation
 from negbench.negation_errors import WRONG_TYPES, error_analysis, format_error_table
-from negbench.records import field, shared_data
+from negbench.records import field, iter_jsonl, shared_data
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
@@ -552,14 +552,7 @@ def _read_records_file(p: Path) -> list:
     text = p.read_text(encoding="utf-8")
     if text.lstrip().startswith("["):
         return _read_json_array(p)
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON ({exc.msg})", path=str(p), record=f"line {n}") from None
-    return rows
+    return [obj for _, obj in iter_jsonl(p)]
 
 
 KOBEST_SPLITS = ("train", "validation", "test")
