@@ -763,3 +763,36 @@ def test_compare_errors(runs, tmp_path):
         cmpmod.compare_runs(tf, load_run(other))
     assert cmpmod.compare_runs(tf, load_run(other), force=True, n_resamples=50)["warnings"]
     assert isinstance(DataError("x", path="p"), NegbenchError)
+
+
+def test_browser_subset_spreads_over_the_unit_and_keeps_flips():
+    from negbench.report.build import browsable_subset
+    got = browsable_subset(1000, 50, {990, 5}, seed="u")
+    assert len(got) == 50 == len(set(got)) and got == sorted(got)
+    assert {5, 990} <= set(got) and max(got) >= 500             # not the first 50
+    assert got == browsable_subset(1000, 50, {990, 5}, seed="u")  # same report, same samples
+    assert got != browsable_subset(1000, 50, {990, 5}, seed="v")
+    assert browsable_subset(10, 50) == list(range(10))
+    assert browsable_subset(100, 2, {7, 8, 9}) == [7, 8]
+
+
+def test_capped_browser_keeps_flipped_items(runs):
+    capped = build([runs["nad-a"], runs["nad-b"], runs["nad-sft"]], n_resamples=50, plots=False,
+                   max_samples_per_unit=4)
+    flipped: dict[tuple, set[str]] = {}
+    for c in capped.comparisons:
+        for f in c["flips"]:
+            for r in (c["a"]["index"], c["b"]["index"]):
+                flipped.setdefault((r, f["unit"]), set()).add(f["doc_id"])
+    assert flipped                                               # the fixture runs do disagree
+    per_unit: dict[tuple, list[int]] = {}
+    for v in capped.views:
+        per_unit.setdefault((v["r"], v["u"]), []).append(v["i"])
+    assert set(per_unit) == {(r.index, u) for r in capped.runs for u in r.units}
+    for (r, u), idx in per_unit.items():
+        recs = capped.runs[r].samples(u)
+        assert len(idx) == min(4, len(recs)) and idx == sorted(idx)
+        kept = {str(recs[i].get("doc_id", i)) for i in idx}
+        want = flipped.get((r, u), set())
+        assert want <= kept if len(want) <= 4 else kept <= want
+    assert any("at most 4 samples per unit" in w for w in capped.warnings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -133,6 +134,20 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
     return rep
 
 
+def browsable_subset(n: int, k: int, must: set[int] = frozenset(), *, seed: str = "") -> list[int]:
+    """Indices of at most ``k`` of ``n`` samples for the browser, in their original order.
+
+    Flipped items (``must``) come first; the rest is a seeded uniform draw. Taking the first k
+    would show only the first patterns of a benchmark whose records are grouped (not-a-dataset's
+    file order), so the draw spreads over the whole unit; the seed is the unit name, so the same
+    report shows the same samples every time.
+    """
+    chosen = sorted(must)[:k]
+    rest = [i for i in range(n) if i not in must]
+    chosen += random.Random(f"negbench-browser/{seed}").sample(rest, min(len(rest), k - len(chosen)))
+    return sorted(chosen)
+
+
 def sample_views(runs: Sequence[Run], comparisons: Sequence[dict] = (),
                  max_per_unit: int | None = None) -> list[dict]:
     flips: dict[tuple, dict[str, str]] = {}
@@ -145,9 +160,13 @@ def sample_views(runs: Sequence[Run], comparisons: Sequence[dict] = (),
     for r in runs:
         for u in r.units.values():
             recs = r.samples(u.name)
-            if max_per_unit:
-                recs = recs[:max_per_unit]
-            for i, rec in enumerate(recs):
+            keep = range(len(recs))
+            if max_per_unit and len(recs) > max_per_unit:
+                flipped = {i for i, rec in enumerate(recs)
+                           if (r.index, u.name, str(rec.get("doc_id", i))) in flips}
+                keep = browsable_subset(len(recs), max_per_unit, flipped, seed=u.name)
+            for i in keep:
+                rec = recs[i]
                 v = sample_view(r, u, rec, i)
                 fl = flips.get((r.index, u.name, v["id"]))
                 if fl:
