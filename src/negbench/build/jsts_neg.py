@@ -319,10 +319,10 @@ def export_annotation(instances: Sequence[dict], path: str | Path) -> None:
 def _read_sheet(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise DataError("annotation file not found", path=str(path))
-    text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".csv":
+        text = path.read_text(encoding="utf-8-sig")
         return [(n, r) for n, r in enumerate(csv.DictReader(text.splitlines()), 2)]
-    return list(iter_jsonl(path, missing="annotation file not found"))
+    return list(iter_jsonl(path))
 
 
 def _score(raw: Any) -> int | None:
