@@ -122,7 +122,7 @@ def test_rescore_recomputes_from_samples(tmp_path, tiny_llama, capsys):
     assert after["units"]["negation-mini.cloze.0shot"]["metrics"] == before
     assert after["rescored"]["negbench"] and (out / "tables.md").is_file()
     assert main(["rescore", str(tmp_path / "nothing")]) == 2
-    assert "no results.json" in capsys.readouterr().err
+    assert "run folder not found" in capsys.readouterr().err
 
 
 def test_protocol_expands_the_papers_shots_and_seeds():

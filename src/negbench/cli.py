@@ -10,6 +10,7 @@ from pathlib import Path
 
 from negbench import __version__
 from negbench.errors import NegbenchError
+from negbench.options import whole_number as _int, whole_numbers as _ints
 
 EPILOG = """examples:
   negbench run                                   # embedded SmolLM2 on the built-in negation-mini task
@@ -19,11 +20,14 @@ EPILOG = """examples:
 """
 
 
-def _ints(s: str) -> list[int]:
-    try:
-        return [int(x) for x in s.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {s!r}") from None
+def _names_once(s: str) -> list[str]:
+    out = _names(s)
+    if not out:
+        raise argparse.ArgumentTypeError("expected comma-separated names, got nothing")
+    dup = sorted({v for v in out if out.count(v) > 1})
+    if dup:
+        raise argparse.ArgumentTypeError(f"{dup[0]!r} is given twice")
+    return out
 
 
 def _names(s: str) -> list[str]:
@@ -58,20 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--model", default="smollm2-135m-instruct",
                    help="embedded model name (see 'negbench models'), a model folder, a .gguf file, "
                         "or a Hugging Face hub id (default: %(default)s)")
-    g.add_argument("--tasks", type=_names, default=["negation-mini"],
+    g.add_argument("--tasks", type=_names_once, default=["negation-mini"],
                    help="comma-separated task names (see 'negbench tasks') or .jsonl files "
                         "(default: negation-mini)")
-    g.add_argument("--modes", type=_names, default=None,
+    g.add_argument("--modes", type=_names_once, default=None,
                    help="comma-separated scoring modes (default: each task's default modes)")
-    g.add_argument("--shots", type=_ints, default=None,
+    g.add_argument("--shots", type=_ints(0), default=None,
                    help="comma-separated few-shot counts, e.g. 0,1,5,10 (default: the task's)")
-    g.add_argument("--seeds", type=_ints, default=None,
+    g.add_argument("--seeds", type=_ints(0), default=None,
                    help="comma-separated few-shot sampling seeds (default: the task's; "
                         "0-shot units ignore seeds)")
     g.add_argument("--protocol", action="store_true",
                    help="run each task's paper protocol: its shot counts × seeds (e.g. NUBench "
                         "0/1/5/10 shots × 5 seeds), unless --shots/--seeds are given")
-    g.add_argument("--limit", type=int, default=None, help="evaluate only the first N records")
+    g.add_argument("--limit", type=_int(1), default=None,
+                   help="evaluate only the first N records (N ≥ 1)")
     g.add_argument("--chat", action="store_true",
                    help="wrap each prompt in the model's chat template (as one user turn)")
     g.add_argument("--system-prompt", default=None, help="system message used with --chat")
@@ -85,9 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="weights dtype (auto: bfloat16 on GPU, float32 on CPU)")
     m.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
     m.add_argument("--adapter", default=None, help="LoRA adapter folder (PEFT) to apply")
-    m.add_argument("--max-length", type=int, default=None,
+    m.add_argument("--max-length", type=_int(2), default=None,
                    help="truncate contexts from the left to this many tokens (default: model's)")
-    m.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    m.add_argument("--threads", type=_int(1), default=None, help="CPU threads for torch")
     m.add_argument("--add-bos", default="auto", choices=["auto", "yes", "no"],
                    help="prepend BOS to prompts: auto = the tokenizer's default, as lm-eval "
                         ">= 0.4.9.2 (use 'no' to match older lm-eval with non-Gemma models)")
@@ -98,17 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="response cache file (default: $NEGBENCH_CACHE/responses.sqlite, "
                         "~/.cache/negbench)")
     e.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
-    e.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default: 32)")
-    e.add_argument("--max-row-tokens", type=int, default=None,
+    e.add_argument("--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)")
+    e.add_argument("--max-row-tokens", type=_int(16), default=None,
                    help="tokens packed into one row (default: auto — 256 for short requests such "
                         "as true/false sentences, else 2048)")
-    e.add_argument("--max-batch-tokens", type=int, default=32768,
+    e.add_argument("--max-batch-tokens", type=_int(16), default=32768,
                    help="upper bound on rows × (prefix + row length) per forward pass")
     e.add_argument("--no-prefix-sharing", action="store_true",
                    help="score every request in its own row (for comparison; slower)")
-    e.add_argument("--shard-size", type=int, default=20_000,
+    e.add_argument("--shard-size", type=_int(1), default=20_000,
                    help="samples per shard: each finished shard is saved in the run folder, so a "
                         "killed long run resumes shard by shard (default: %(default)s)")
+    e.add_argument("--overwrite", action="store_true",
+                   help="replace a finished run of a different configuration in --output "
+                        "(without it such a run is kept and the new one refused)")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
 
     s = sub.add_parser("show", help="print the results of a saved run")
@@ -157,6 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     except NegbenchError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:                # an optional part that is not installed
+        from negbench.errors import missing_module_error
+        err = missing_module_error(exc.name or "")
+        if err is None:
+            raise
+        print(err.render(), file=sys.stderr)
+        return err.exit_code
+    except BrokenPipeError:                           # `negbench show … | head`
+        return 0
     except KeyboardInterrupt:
         print("interrupted: answered requests are cached; rerun the same command to resume",
               file=sys.stderr)
@@ -187,11 +204,14 @@ def cmd_models() -> int:
 
 
 def cmd_run(args) -> int:
+    """Check everything the user gave (options, tasks, data, model path, output folder) before
+    the model loads or anything is written; the run fills a staging folder that appears as the
+    run folder only when it has finished."""
     from negbench.cache import ResponseCache
     from negbench.engine import Engine, EngineConfig
-    from negbench.models import cache_root
-    from negbench.runner import RunConfig, evaluate, plan_units
-    from negbench.store import RunStore
+    from negbench.models import cache_root, resolve
+    from negbench.runner import RunConfig, evaluate, prepare, run_identity
+    from negbench.store import RunTarget
 
     backend_kw = {"dtype": args.dtype, "device": args.device, "adapter": args.adapter,
                   "max_length": args.max_length, "threads": args.threads,
@@ -203,23 +223,52 @@ def cmd_run(args) -> int:
                     seeds=args.seeds, limit=args.limit, protocol=args.protocol, chat=args.chat,
                     system_prompt=args.system_prompt, chat_layout=args.chat_layout,
                     backend=backend_kw, engine=engine_kw, shard_size=args.shard_size)
-    plan_units(cfg)                                   # unknown task / mode fails before loading
+    resolve(args.model)                               # the model exists (no weights read yet)
+    _check_adapter(args.adapter)
+    plan = prepare(cfg)                               # tasks, modes, data files, few-shot pools
     out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
-    store = RunStore(out)
+    target = RunTarget(out, run_identity(cfg), overwrite=args.overwrite)
     cache = None if args.no_cache else ResponseCache(args.cache or cache_root() / "responses.sqlite")
     from negbench.backends.hf import HFBackend
     print(f"loading {args.model} …", file=sys.stderr)
     backend = HFBackend(args.model, **backend_kw)
     engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
-    results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr))
+    if target.resumes:
+        print(f"resuming the unfinished run in {target.staging}", file=sys.stderr)
+    store = target.open()
+    try:
+        results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr),
+                           plan=plan)
+    except BaseException:
+        target.abandon()
+        raise
+    target.commit()
     print(format_results(results))
     print_tables(results)
     st = results["engine"]
     print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
           f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
           f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s")
-    print(f"results: {store.root / 'results.json'}\nsamples: {store.root / 'samples'}/")
+    if cache is not None and cache.readonly:
+        print(f"note: the cache {cache.path} is read-only; the {st['computed']} answers computed "
+              "now were not saved in it", file=sys.stderr)
+    print(f"results: {target.final / 'results.json'}\nsamples: {target.final / 'samples'}/")
     return 0
+
+
+def _check_adapter(adapter: str | None) -> None:
+    if not adapter:
+        return
+    from negbench.errors import ModelError
+    path = Path(adapter).expanduser()
+    if path.exists() or adapter.startswith((".", "/", "~")):
+        if not (path / "adapter_config.json").is_file():
+            raise ModelError(f"no adapter_config.json in {path}", where="--adapter",
+                             fix="give the folder a PEFT LoRA training run saved "
+                                 "(save_pretrained), or a hub id")
+    elif adapter.count("/") != 1:
+        raise ModelError(f"adapter not found: {adapter}", where="--adapter",
+                         fix="give a local adapter folder or a hub id org/name")
 
 
 def cmd_show(args) -> int:

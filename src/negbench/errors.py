@@ -48,3 +48,45 @@ class TaskError(NegbenchError):
 
 class OutputError(NegbenchError):
     """An output folder or cache that cannot be written."""
+
+
+class OptionError(NegbenchError):
+    """A command-line option with a value that cannot be used."""
+
+
+# Optional parts of negbench and the pip extra that installs each: a missing one is a user's
+# environment, not a bug, so it gets one message naming the extra.
+EXTRAS = {
+    "peft": ("lora", "LoRA adapters and fine-tuning"),
+    "fugashi": ("multilingual", "Japanese morphological analysis"),
+    "unidic_lite": ("multilingual", "Japanese morphological analysis"),
+    "kiwipiepy": ("multilingual", "Korean morphological analysis"),
+    "lm_eval": ("test", "lm-evaluation-harness parity checks"),
+    "matplotlib": (None, "report plots"),
+    "accelerate": (None, "loading GGUF models"),
+}
+
+
+def missing_module_error(name: str) -> NegbenchError | None:
+    """The user-facing error for a missing optional module, or None when it is not one of ours."""
+    top = (name or "").split(".")[0]
+    if top not in EXTRAS:
+        return None
+    extra, purpose = EXTRAS[top]
+    pip_name = top.replace("_", "-")
+    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -e '.[{extra}]')"
+           if extra else f"reinstall negbench with its dependencies (pip install {pip_name})")
+    return NegbenchError(f"{purpose} needs the Python package '{pip_name}', which is not installed",
+                         fix=fix)
+
+
+def require(module: str):
+    """Import an optional module, or raise the clear error that names the extra to install."""
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        err = missing_module_error(exc.name or module)
+        if err is None:
+            raise
+        raise err from exc

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from negbench import __version__
-from negbench.engine import Engine, EngineStats, progress_bar
+from negbench.engine import Engine, EngineStats, progress_bar, skip_done
 from negbench.requests import request_key
 from negbench.fewshot import build_context, fewshot_draws
 from negbench.metrics import over_seeds, summarize
@@ -86,8 +86,37 @@ def _protocol(task: Task, cfg: RunConfig) -> tuple:
     return task.default_shots, task.default_seeds
 
 
-def build_requests(unit: Unit, backend, cfg: RunConfig):
-    """Render every record of a unit; returns (samples skeletons, requests per sample)."""
+@dataclass
+class UnitData:
+    """A unit's records, few-shot draws and rendered prompts: everything but the model."""
+
+    unit: Unit
+    docs: list
+    rendered: list                        # Rendered per record
+    examples: list                        # per record: the rendered few-shot examples
+    fewshot_ids: list
+
+
+@dataclass
+class Plan:
+    """A run checked against its data before any model is loaded or anything is written."""
+
+    units: list[UnitData]
+    datasets: dict[str, dict]
+
+
+def prepare(cfg: RunConfig) -> Plan:
+    """Load every split, draw every few-shot example and render every prompt of the run.  All
+    data errors surface here, before the model loads and before the run folder is touched."""
+    units = plan_units(cfg)
+    datasets: dict[str, dict] = {}
+    for u in units:
+        if u.task.name not in datasets:
+            datasets[u.task.name] = _dataset_info(u.task, cfg.limit)
+    return Plan([load_unit(u, cfg) for u in units], datasets)
+
+
+def load_unit(unit: Unit, cfg: RunConfig) -> UnitData:
     task = unit.task
     spec = task.mode(unit.mode)
     docs = task.load(task.test_split)
@@ -97,14 +126,28 @@ def build_requests(unit: Unit, backend, cfg: RunConfig):
         docs = docs[:cfg.limit]
     fs_split = task.fewshot_split or task.test_split
     pool = task.load(fs_split) if unit.shots else []
-    draws = fewshot_draws(docs, pool, unit.shots, unit.seed, same_split=fs_split == task.test_split,
-                          sampler=task.fewshot_sampler)
-    samples, reqs = [], []
-    description = task.description(unit.mode)
+    draws = list(fewshot_draws(docs, pool, unit.shots, unit.seed,
+                               same_split=fs_split == task.test_split, sampler=task.fewshot_sampler))
     render = spec.render_chat if cfg.chat and spec.render_chat else spec.render
-    for doc, shots in zip(docs, draws):
-        r = render(doc)
-        examples = [render(s) for s in shots]
+    memo: dict[str, Any] = {}
+
+    def shot(d):
+        if d.id not in memo:
+            memo[d.id] = render(d)
+        return memo[d.id]
+    return UnitData(unit, docs, [render(d) for d in docs], [[shot(s) for s in sh] for sh in draws],
+                    [[s.id for s in sh] for sh in draws])
+
+
+def build_requests(data: UnitData | Unit, backend, cfg: RunConfig):
+    """A unit's prompts in their final form; returns (samples skeletons, requests per sample)."""
+    if isinstance(data, Unit):
+        data = load_unit(data, cfg)
+    unit, task = data.unit, data.unit.task
+    spec = task.mode(unit.mode)
+    description = task.description(unit.mode)
+    samples, reqs = [], []
+    for doc, r, examples, ids in zip(data.docs, data.rendered, data.examples, data.fewshot_ids):
         if cfg.chat:
             context = chat_context(backend, cfg, r.query, examples, description, task)
         else:
@@ -113,11 +156,23 @@ def build_requests(unit: Unit, backend, cfg: RunConfig):
         gold_index = r.gold if isinstance(r.gold, int) else (
             r.choices.index(r.gold) if r.gold in r.choices else None)
         samples.append({"doc_id": doc.id, "task": task.name, "mode": unit.mode, "shots": unit.shots,
-                        "seed": unit.seed, "fewshot_ids": [s.id for s in shots], "context": context,
+                        "seed": unit.seed, "fewshot_ids": ids, "context": context,
                         "choices": r.choices, "gold": r.gold, "gold_index": gold_index,
                         "meta": r.meta, "_rendered": r})
         reqs.append(spec.formulation.requests(context, r))
     return samples, reqs
+
+
+IDENTITY_BACKEND = ("dtype", "adapter", "max_length", "add_bos")
+
+
+def run_identity(cfg: RunConfig) -> dict:
+    """What makes two runs the same run: everything that can change a result (engine settings,
+    threads and shard size cannot, by the engine's batching invariance)."""
+    d = asdict(cfg)
+    d.pop("engine"), d.pop("shard_size")
+    d["backend"] = {k: cfg.backend.get(k) for k in IDENTITY_BACKEND}
+    return d
 
 
 def chat_context(backend, cfg: RunConfig, query: str, examples, description: str, task: Task) -> str:
@@ -146,24 +201,23 @@ def _maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str) -> st
 
 
 def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = None,
-             log=print) -> dict:
+             log=print, plan: Plan | None = None) -> dict:
     t0 = time.perf_counter()
-    units = plan_units(cfg)
+    plan = plan or prepare(cfg)
+    units = [d.unit for d in plan.units]
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    if store:
-        store.write_config({"schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
-                            **asdict(cfg), "units": [u.name for u in units]})
     built = []
     n_requests = 0
-    for u in units:
-        samples, reqs = build_requests(u, backend, cfg)
-        built.append((u, samples, reqs))
+    for data in plan.units:
+        samples, reqs = build_requests(data, backend, cfg)
+        built.append((data.unit, samples, reqs))
         n_requests += sum(len(rs) for rs in reqs)
     n_samples = sum(len(s) for _, s, _ in built)
-    datasets: dict[str, dict] = {}
-    for u, _, _ in built:                  # before scoring: a missing split fails fast
-        if u.task.name not in datasets:
-            datasets[u.task.name] = _dataset_info(u.task, cfg.limit)
+    datasets = plan.datasets
+    if store:                              # prompts are built: nothing can fail on the data now
+        store.write_config({"schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
+                            **asdict(cfg), "identity": run_identity(cfg),
+                            "units": [u.name for u in units]})
     shards = _shards(built, cfg.shard_size)
     log(f"{len(units)} unit(s), {n_samples} samples, {n_requests} requests"
         + (f", {len(shards)} shards of ≤{cfg.shard_size} samples" if len(shards) > 1 else ""))
@@ -177,6 +231,9 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
             store.write_samples(u.name, samples)
     groups = group_results(results_units)
     tables = _tables(units, results_units)
+    warnings = run_warnings(built)
+    for w in warnings:
+        log("warning: " + w)
     results = {
         "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -187,7 +244,7 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
         "datasets": datasets, "units": results_units, "groups": groups,
         "engine": asdict(stats), "wall_s": time.perf_counter() - t0,
         "shards": len(shards),
-        "tables": tables,
+        "tables": tables, "warnings": warnings,
     }
     if store:
         store.write_results(results)
@@ -213,7 +270,7 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
     stats = EngineStats()
     bar = progress_bar(n_requests, "scoring", engine.config.progress)
     t0 = time.perf_counter()
-    done_samples = 0
+    done_samples = loaded_samples = 0        # the rate counts only samples scored now
     total = sum(len(sh) for sh in shards)
     for n, shard in enumerate(shards):
         reqs = [r for ui, si in shard for r in built[ui][2][si]]
@@ -222,8 +279,9 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
         if saved is not None and len(saved) == len(shard):
             for (ui, si), rec in zip(shard, saved):
                 built[ui][1][si] = rec
-            bar.update(len(reqs))
+            skip_done(bar, len(reqs))
             done_samples += len(shard)
+            loaded_samples += len(shard)
             continue
         answers = engine.run(reqs, desc=f"shard {n + 1}/{len(shards)}", bar=bar)
         stats.add(engine.last_stats)
@@ -240,11 +298,28 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
         done_samples += len(shard)
         if len(shards) > 1:
             el = time.perf_counter() - t0
-            rate = done_samples / el if el else float("inf")
+            rate = (done_samples - loaded_samples) / el if el else float("inf")
             log(f"shard {n + 1}/{len(shards)} done: {done_samples}/{total} samples, "
                 f"{rate:.0f} samples/s, ETA {_hms((total - done_samples) / rate if rate else 0)}")
     bar.close()
     return stats
+
+
+def run_warnings(built) -> list[str]:
+    """Signs that a run measured the prompt format rather than the model, said out loud."""
+    out = []
+    for u, samples, _ in built:
+        outs = [s["output"] for s in samples if "output" in s]
+        if not outs:
+            continue
+        empty = [s for s in samples if "output" in s and not s["output"].strip()]
+        if len(empty) * 2 > len(outs):
+            how = sorted({str(s.get("stopped_by")) for s in empty})
+            out.append(f"{u.name}: {len(empty)} of {len(outs)} generations are empty (stopped by "
+                       f"{', '.join(how)} at once): the model ends its answer before writing one. "
+                       "Try --chat for an instruction-tuned model, more shots, or a "
+                       "log-likelihood mode (cloze / letter)")
+    return out
 
 
 def _digest(reqs, fingerprint: str) -> str:

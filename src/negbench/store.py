@@ -22,13 +22,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
-from negbench.errors import OutputError
+from negbench.errors import DataError, OutputError
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path} ({exc.strerror})", where=str(path.parent),
+                          fix="the folder is read-only or the disk is full: choose a writable "
+                              "place") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -52,8 +57,12 @@ def write_jsonl(path: str | Path, records: Iterable[dict]) -> None:
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    """Records of a JSON-lines file written by negbench; damage names the file and line."""
+    from negbench.records import iter_jsonl
+    return [obj for _, obj in iter_jsonl(
+        path, missing="file missing from the run folder",
+        missing_fix="the run folder is incomplete: rerun the command that made it",
+        fix="the file is damaged: rerun the command that made it (answers come from the cache)")]
 
 
 class RunStore:
@@ -67,8 +76,9 @@ class RunStore:
             probe.write_text("ok")
             probe.unlink()
         except OSError as exc:
-            raise OutputError(f"output folder is not writable: {self.root} ({exc.strerror})",
-                              where="--output", fix="choose a folder you can write to") from exc
+            raise OutputError(f"cannot write into the run folder {self.root} ({exc.strerror})",
+                              where=str(self.root), fix="choose a folder you can write to "
+                              "(a read-only run can still be shown, reported and compared)") from None
 
     def samples_path(self, unit: str) -> Path:
         return self.root / "samples" / f"{unit}.jsonl"
@@ -117,11 +127,121 @@ class RunStore:
 
 def load_results(run: str | Path) -> dict:
     """results.json of a finished run folder (read-only: creates nothing)."""
-    p = Path(run) / "results.json"
-    if not p.is_file():
-        raise OutputError(f"no results.json in {run}", where=str(run),
+    root = Path(run)
+    p = root / "results.json"
+    if not root.is_dir():
+        raise OutputError(f"run folder not found: {root}", where=str(root),
                           fix="give a folder that a finished 'negbench run' wrote (--output)")
-    return json.loads(p.read_text(encoding="utf-8"))
+    if not p.is_file():
+        partial = staging_path(root)
+        fix = ("this run has not finished: rerun its command to resume it"
+               if partial.is_dir() else "give a folder that a finished 'negbench run' wrote (--output)")
+        raise OutputError(f"no results.json in {root}", where=str(root), fix=fix)
+    from negbench.records import read_text
+    try:
+        res = json.loads(read_text(p))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"results.json is damaged ({exc.msg} at line {exc.lineno}, column "
+                        f"{exc.colno})", path=str(p),
+                        fix="rerun the command that made this run (answers come from the cache), "
+                            "or 'negbench rescore' if its samples are intact") from None
+    missing = [k for k in ("units", "groups", "config") if not isinstance(res, dict) or k not in res]
+    if missing:
+        raise DataError("results.json is not a negbench results file (no "
+                        + ", ".join(repr(k) for k in missing) + ")", path=str(p),
+                        fix="give a folder that a finished 'negbench run' wrote")
+    return res
+
+
+# -- run folders that appear whole ----------------------------------------------------------------
+def staging_path(final: str | Path) -> Path:
+    """Where a run lives until it finishes: a hidden sibling of its folder.  A killed run leaves
+    its finished shards there, and the same command resumes from them."""
+    final = Path(final)
+    return final.parent / f".{final.name}.partial"
+
+
+class RunTarget:
+    """The output of one ``negbench run``: checked before anything is loaded or written, filled
+    in a staging folder, and moved into place only when the run has finished.
+
+    * a new folder, or an empty one: the run goes there;
+    * a finished run with the same configuration: it is redone (answers come from the cache) and
+      replaced; with a different configuration it is refused unless ``overwrite``;
+    * anything else that is not a negbench run is refused unless ``overwrite``.
+    """
+
+    def __init__(self, final: str | Path, identity: dict, overwrite: bool = False):
+        self.final = Path(final)
+        self.staging = staging_path(self.final)
+        self.identity = identity
+        self.replaces = False
+        f = self.final
+        if f.exists() and not f.is_dir():
+            raise OutputError(f"--output {f} is a file, not a folder", where="--output",
+                              fix="choose another --output")
+        if f.is_dir() and any(f.iterdir()):
+            if (f / "results.json").is_file():
+                old = self._identity_of(f)
+                if old != identity and not overwrite:
+                    diff = sorted(k for k in set(old or {}) | set(identity)
+                                  if (old or {}).get(k) != identity.get(k))
+                    raise OutputError(
+                        f"{f} holds a finished run of a different configuration"
+                        + (f" (differs in: {', '.join(diff)})" if old else ""),
+                        where="--output",
+                        fix="choose another --output, or pass --overwrite to replace that run")
+            elif not overwrite:
+                raise OutputError(f"{f} is not empty and holds no finished negbench run",
+                                  where="--output",
+                                  fix="choose another --output, or pass --overwrite to replace it")
+            self.replaces = True
+        probe = f.absolute().parent
+        while not probe.exists():
+            probe = probe.parent
+        if not probe.is_dir():
+            raise OutputError(f"output folder is not writable: {probe} is a file, not a folder",
+                              where="--output", fix="choose another --output")
+        if not os.access(probe, os.W_OK):
+            raise OutputError(f"output folder is not writable: {probe} is read-only",
+                              where="--output", fix="choose a folder you can write to")
+        if self.replaces and not os.access(f, os.W_OK):
+            raise OutputError(f"the run folder {f} is read-only", where="--output",
+                              fix="choose another --output")
+        self.resumes = (self.staging / "config.json").is_file() and \
+            self._identity_of(self.staging) == identity
+
+    @staticmethod
+    def _identity_of(folder: Path) -> dict | None:
+        try:
+            cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            return cfg.get("identity")
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def open(self) -> "RunStore":
+        """The staging folder's store (resumed when it holds the same run, else fresh)."""
+        import shutil
+        if not self.resumes:
+            shutil.rmtree(self.staging, ignore_errors=True)
+        return RunStore(self.staging)
+
+    def commit(self) -> None:
+        """Move the finished run into place (replacing an earlier one of the same folder)."""
+        import shutil
+        old = None
+        if self.final.exists():
+            old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
+            os.replace(self.final, old)
+        os.replace(self.staging, self.final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abandon(self) -> None:
+        """After a failure: keep the staging folder only when it holds finished shards."""
+        import shutil
+        if not any((self.staging / "samples" / ".shards").glob("*.digest")):
+            shutil.rmtree(self.staging, ignore_errors=True)
 
 
 # -- provenance -----------------------------------------------------------------------------------

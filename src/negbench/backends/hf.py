@@ -51,6 +51,7 @@ class HFBackend:
         if threads:
             torch.set_num_threads(threads)
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        check_device(self.device)
         if dtype == "auto":
             dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
         if dtype not in ("float32", "bfloat16", "float16"):
@@ -107,6 +108,15 @@ class HFBackend:
                     "elsewhere and pass its folder" if src.hub_id else "check the model files")
             raise ModelError(f"could not load model '{src.spec}': {exc}".splitlines()[0],
                              where="--model", fix=hint) from exc
+        except ModuleNotFoundError:
+            raise                          # a missing extra: the CLI names it
+        except Exception as exc:           # truncated / corrupt weight files, bad config.json
+            if src.hub_id:
+                raise
+            raise ModelError(f"could not load model '{src.spec}': the model files look damaged "
+                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+                             where=f"--model {src.folder}",
+                             fix="download the model again (a copy may have been cut short)") from exc
         model.to(self.device)
         return model, tok
 
@@ -117,6 +127,7 @@ class HFBackend:
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        check_gguf(Path(src.folder) / src.gguf_file)
         log.info("converting %s to safetensors (once) in %s", src.gguf_file, target)
         loaded = AutoModelForCausalLM.from_pretrained(src.folder, gguf_file=src.gguf_file,
                                                       dtype=self.torch.float32)
@@ -396,6 +407,47 @@ def _buffer_cache(config, batch: int, capacity: int, prefix=None):
                     else [BufferLayer() for _ in range(n_layers)])
     cache.layer_class_to_replicate = None
     return cache
+
+
+def check_device(device: str) -> None:
+    """A device this torch can use, checked before any weights are read."""
+    import torch
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError):
+        raise ModelError(f"unknown device '{device}'", where="--device",
+                         fix="use cpu, cuda, cuda:N or auto") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ModelError(f"--device {device} asked, but this torch ({torch.__version__}) "
+                             "sees no CUDA GPU", where="--device",
+                             fix="use --device cpu (or auto), or install a CUDA build of torch "
+                                 "on a machine with a GPU")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ModelError(f"--device {device}: only {torch.cuda.device_count()} GPU(s) here",
+                             where="--device", fix="use cuda:0 … cuda:N-1")
+    elif dev.type not in ("cpu", "mps"):
+        raise ModelError(f"unsupported device '{device}'", where="--device",
+                         fix="use cpu, cuda, cuda:N or auto")
+
+
+def check_gguf(path: Path) -> None:
+    """A GGUF file that is whole: the header parses and every tensor lies inside the file (a
+    download cut short otherwise fails deep inside the reader)."""
+    try:
+        from gguf import GGUFReader
+        reader = GGUFReader(str(path))
+        size = path.stat().st_size
+        for t in reader.tensors:
+            if int(t.data_offset) + int(t.n_bytes) > size:
+                raise ValueError(f"tensor {t.name} ends past the end of the file")
+    except ModuleNotFoundError:
+        raise
+    except Exception as exc:
+        raise ModelError(f"the GGUF file {path} is damaged or incomplete "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+                         where="--model", fix="download the file again (it may have been cut "
+                         "short), or reinstall the package that ships it") from exc
 
 
 def _as_list(x) -> list[int]:

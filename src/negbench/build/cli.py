@@ -11,6 +11,7 @@ from pathlib import Path
 
 from negbench.build import jsts_neg as J
 from negbench.models import MULTILINGUAL_DEFAULT
+from negbench.options import whole_number
 
 EPILOG = """examples:
   negbench build jsts-neg --split test --out jsts-neg-build            # judge: gemma3-270m
@@ -40,11 +41,11 @@ def add_build_parser(subparsers) -> None:
                    help="judge weights dtype")
     j.add_argument("--device", default="auto", help="judge device: cpu, cuda … (default: auto)")
     j.add_argument("--cache", default=None, help="response cache file (default: negbench's)")
-    j.add_argument("--limit", type=int, default=None, help="use only the first N JSTS pairs (by id)")
-    j.add_argument("--target", type=int, default=None,
+    j.add_argument("--limit", type=whole_number(1), default=None, help="use only the first N JSTS pairs (by id)")
+    j.add_argument("--target", type=whole_number(1), default=None,
                    help="stop once more than N new instances exist (default: the paper's "
                         "4000 / 1000 / 1000 for train / valid / test)")
-    j.add_argument("--seed", type=int, default=J.DEFAULT_SEED,
+    j.add_argument("--seed", type=whole_number(0), default=J.DEFAULT_SEED,
                    help="seed of the random order of JSTS pairs (default: %(default)s)")
     j.add_argument("--inhouse", action="store_true",
                    help="write our in-house single-annotator set (train + test) to --out")

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Sequence
 from negbench.build import ja_negation as ja
 from negbench.build.agreement import fleiss_kappa
 from negbench.errors import DataError
-from negbench.records import iter_jsonl
+from negbench.records import iter_jsonl, read_text
 from negbench.store import read_jsonl, write_json, write_jsonl
 
 SPLITS = ("train", "valid", "test")
@@ -320,7 +320,7 @@ def _read_sheet(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
         raise DataError("annotation file not found", path=str(path))
     if path.suffix.lower() == ".csv":
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path, encoding="utf-8-sig")
         return [(n, r) for n, r in enumerate(csv.DictReader(text.splitlines()), 2)]
     return list(iter_jsonl(path))
 

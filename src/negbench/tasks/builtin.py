@@ -162,7 +162,7 @@ def jsonl_task(path: str) -> Task:
 
     @lru_cache(maxsize=None)
     def load_all() -> tuple[Doc, ...]:
-        docs = []
+        docs, seen = [], {}
         for n, obj in iter_jsonl(p):
             rec = f"line {n}"
             q = field(obj, "question", str, path=str(p), record=rec)
@@ -170,14 +170,42 @@ def jsonl_task(path: str) -> Task:
             if len(choices) < 2 or not all(isinstance(c, str) and c.strip() for c in choices):
                 raise DataError("'choices' must be a list of at least two non-empty strings",
                                 path=str(p), record=rec, field="choices")
-            ans = field(obj, "answer", int, path=str(p), record=rec)
+            if len(choices) > len(LETTERS):
+                raise DataError(f"{len(choices)} choices; at most {len(LETTERS)} are supported",
+                                path=str(p), record=rec, field="choices")
+            if len(set(choices)) < len(choices):
+                raise DataError("two choices have the same text", path=str(p), record=rec,
+                                field="choices", fix="every choice must differ, or the "
+                                "answer is ambiguous")
+            ans = field(obj, "answer", (int, str), path=str(p), record=rec)
+            if isinstance(ans, str):
+                if ans not in choices:
+                    raise DataError(f"answer {ans!r} is not one of the choices", path=str(p),
+                                    record=rec, field="answer",
+                                    fix="give the 0-based index of the correct choice, or its "
+                                        "exact text")
+                ans = choices.index(ans)
             if not 0 <= ans < len(choices):
                 raise DataError(f"answer {ans} is not an index into {len(choices)} choices",
-                                path=str(p), record=rec, field="answer")
-            rid = str(obj.get("id", n))
+                                path=str(p), record=rec, field="answer",
+                                fix=f"answer is the 0-based index of the correct choice "
+                                    f"(0 to {len(choices) - 1}), or its exact text")
+            rid = obj.get("id", n)
+            if not isinstance(rid, (str, int)) or isinstance(rid, bool) or str(rid).strip() == "":
+                raise DataError(f"expected a non-empty string or integer, got {rid!r:.60}",
+                                path=str(p), record=rec, field="id")
+            rid = str(rid)
+            if rid in seen:
+                raise DataError(f"duplicate id {rid!r} (first on line {seen[rid]})", path=str(p),
+                                record=rec, field="id",
+                                fix="every record needs its own id: runs are compared item by "
+                                    "item through it")
+            seen[rid] = n
             docs.append(Doc(rid, {"question": q, "choices": choices, "answer": ans}, str(p)))
         if not docs:
-            raise DataError("no records", path=str(p))
+            raise DataError("no records", path=str(p),
+                            fix='one JSON object per line: {"question": ..., "choices": [...], '
+                                '"answer": 0}')
         return tuple(docs)
 
     def render_cloze(d: Doc) -> Rendered:

@@ -45,7 +45,7 @@ from negbench.errors import DataError, TaskError
 from negbench.metrics import by_group, mean
 from negbench.modes import ChoiceLoglikelihood, Generation
 from negbench.negation_errors import WRONG_TYPES, error_analysis, format_error_table
-from negbench.records import field, iter_jsonl, shared_data
+from negbench.records import field, iter_jsonl, shared_data, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
@@ -178,8 +178,7 @@ def _find_diag_file(root: Path, task: str) -> Path | None:
 
 def _read_json_array(path: Path) -> list:
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
                         path=str(path), fix="the release files are JSON arrays of objects") from None
@@ -549,7 +548,7 @@ def load_diagnostic(task: str, split: str = "test", source: str | os.PathLike | 
 
 
 def _read_records_file(p: Path) -> list:
-    text = p.read_text(encoding="utf-8")
+    text = read_text(p)
     if text.lstrip().startswith("["):
         return _read_json_array(p)
     return [obj for _, obj in iter_jsonl(p)]

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from negbench.alpaca import Exporter, register_exporter_factory
 from negbench.errors import DataError, TaskError
-from negbench.records import iter_jsonl, shared_data
+from negbench.records import iter_jsonl, shared_data, read_text
 from negbench.metrics import mean
 from negbench.modes import ChoiceLoglikelihood, Generation, TrueFalseNextToken
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
@@ -201,9 +201,9 @@ def read_raw(path: Path) -> Release:
         for p in sorted(path.rglob("#*.Pattern.txt")):
             pid = _pattern_id(p.name)
             if pid is not None:
-                files[pid] = (str(p), p.read_text(encoding="utf-8"))
+                files[pid] = (str(p), read_text(p))
         c = next(iter(sorted(path.rglob("example_count.txt"))), None)
-        counts_text = (str(c), c.read_text(encoding="utf-8")) if c else None
+        counts_text = (str(c), read_text(c)) if c else None
     else:
         try:
             z = zipfile.ZipFile(path)

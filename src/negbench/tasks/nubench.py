@@ -54,7 +54,7 @@ from negbench.alpaca import Exporter, register_exporter
 from negbench.errors import DataError, TaskError
 from negbench.modes import ChoiceLoglikelihood, Generation
 from negbench.negation_errors import error_analysis, format_error_table
-from negbench.records import field, iter_jsonl, shared_data
+from negbench.records import field, iter_jsonl, shared_data, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-NUBench"
@@ -272,7 +272,7 @@ def _read_objects(path: Path) -> list[tuple[str, dict]]:
         return [(f"line {n}", obj) for n, obj in iter_jsonl(path)]
     if suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path))
         except json.JSONDecodeError as exc:
             raise DataError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(path),
                             fix="a JSON array of objects, or one JSON object per line") from None
@@ -283,8 +283,7 @@ def _read_objects(path: Path) -> list[tuple[str, dict]]:
             out.append((f"item {i}", obj))
         return out
     if suffix == ".csv":
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
+        text = read_text(path)
         reader = csv.DictReader(io.StringIO(text))
         out = []
         for n, row in enumerate(reader, 1):
@@ -305,8 +304,8 @@ def _read_objects(path: Path) -> list[tuple[str, dict]]:
 
 
 def _is_json_array(path: Path) -> bool:
-    with open(path, encoding="utf-8") as f:
-        head = f.read(4096).lstrip("\ufeff \t\r\n")
+    with open(path, "rb") as f:
+        head = f.read(4096).decode("utf-8", "ignore").lstrip("\ufeff \t\r\n")
     return head.startswith("[")
 
 
