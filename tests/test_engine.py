@@ -159,3 +159,25 @@ def test_prefix_clusters_one_per_fewshot_block_and_rest_share_the_description():
                 for _ in range(10)]
     clusters = sorted((len(ix), n) for ix, n in _prefix_clusters(enc, 64))
     assert clusters == [(10, 400), (10, 400), (10, 400), (40, 100)]
+
+
+def test_progress_counts_only_requests_still_to_compute(tiny_llama, tmp_path):
+    """Cached and duplicate requests leave the bar's total instead of counting as progress, so
+    its rate and ETA describe the work still to do."""
+    import io
+
+    from negbench.engine import progress_bar
+    be = HFBackend(tiny_llama)
+    reqs = workload(3)
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    Engine(be, cache, EngineConfig(progress=False)).run(reqs[: len(reqs) // 2])
+    bar = progress_bar(len(reqs) * 2, "scoring", True)
+    bar.fp = io.StringIO()                            # the bar draws into a buffer, not stderr
+    eng = Engine(be, cache, EngineConfig(progress=False))
+    eng.run(reqs + reqs, bar=bar)                     # half cached, every request twice
+    st = eng.last_stats
+    assert st.cached > 0 and st.computed > 0
+    computed_occurrences = 2 * st.computed
+    assert bar.total == bar.n == computed_occurrences
+    assert bar.skipped == len(reqs) * 2 - computed_occurrences
+    assert f"{bar.skipped} cached" in bar.postfix

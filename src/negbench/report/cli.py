@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from negbench.errors import NegbenchError, OutputError
+from negbench.options import fraction, whole_number
 
 REPORT_EPILOG = """examples:
   negbench report runs/gemma3-270m__nubench                      # -> runs/gemma3-270m__nubench/report/
@@ -66,12 +68,13 @@ def add_report_parsers(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("runs", nargs="+", metavar="RUN", help="run folders (written by 'negbench run')")
     r.add_argument("--out", "-o", default=None,
-                   help="report folder (default: RUN/report for one run, ./negbench-report for several)")
+                   help="report folder (default: RUN/report for one run, ./negbench-report for several or "
+                        "when RUN is read-only); the run folders are only read")
     r.add_argument("--label", action="append", default=None,
                    help="a display name per run, in order (default: the model name)")
     r.add_argument("--group", action="append", default=None, metavar="NAME=LABEL,…",
                    help="a model group for average rows and plot lines (NUBench Table 11 / Figure 3)")
-    r.add_argument("--baseline", type=int, default=0,
+    r.add_argument("--baseline", type=whole_number(0), default=0,
                    help="index of the run the others are compared with (default: 0, the first)")
     r.add_argument("--no-compare", action="store_true", help="no comparisons between runs")
     r.add_argument("--formats", type=_formats, default=None,
@@ -79,14 +82,14 @@ def add_report_parsers(sub) -> None:
     r.add_argument("--no-plots", action="store_true", help="skip the plots (faster)")
     r.add_argument("--recompute", action="store_true",
                    help="recompute every metric from the samples (as 'negbench rescore', in memory)")
-    r.add_argument("--max-samples", type=int, default=None,
+    r.add_argument("--max-samples", type=whole_number(1), default=None,
                    help="samples per unit kept in the HTML browser (default: all, unless the "
                         "runs hold more than 30,000 samples in all)")
     r.add_argument("--all-samples", action="store_true",
                    help="keep every sample in the HTML browser, however many")
-    r.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (default: 2000)")
-    r.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    r.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    r.add_argument("--bootstrap", type=whole_number(1), default=2000, help="bootstrap resamples (default: 2000)")
+    r.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed (default: 0)")
+    r.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
     r.add_argument("--force", action="store_true", help="compare runs even when their data differ")
     r.add_argument("--title", default=None, help="report title")
     r.set_defaults(report_handler=run_report)
@@ -104,12 +107,26 @@ def add_report_parsers(sub) -> None:
     c.add_argument("--json", action="store_true", help="print the JSON (schema negbench.compare/1)")
     c.add_argument("--label-a", default=None)
     c.add_argument("--label-b", default=None)
-    c.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (default: 10000)")
-    c.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    c.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
-    c.add_argument("--flips", type=int, default=20, help="flipped items to print (default: 20)")
+    c.add_argument("--bootstrap", type=whole_number(1), default=10000, help="bootstrap resamples (default: 10000)")
+    c.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed (default: 0)")
+    c.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
+    c.add_argument("--flips", type=whole_number(0), default=20, help="flipped items to print (default: 20)")
     c.add_argument("--force", action="store_true", help="pair items even when the data differ")
     c.set_defaults(report_handler=run_compare)
+
+
+def default_out(runs: list[str]) -> Path:
+    """Where a report goes without --out: ``RUN/report`` for one run whose folder can be written,
+    else ``./negbench-report`` (a read-only run folder is reported, never written to)."""
+    if len(runs) == 1:
+        run = Path(runs[0])
+        target = run / "report"
+        probe = target if target.is_dir() else run
+        if os.access(probe, os.W_OK | os.X_OK):
+            return target
+        print(f"note: {run} is not writable; the report goes to ./negbench-report "
+              "(choose another folder with --out)", file=sys.stderr)
+    return Path("negbench-report")
 
 
 def run_report(args) -> int:
@@ -123,8 +140,7 @@ def run_report(args) -> int:
                 plots=want_plots, n_resamples=args.bootstrap, seed=args.seed, alpha=args.alpha,
                 max_samples_per_unit=args.max_samples, force=args.force,
                 all_samples=args.all_samples)
-    out = Path(args.out) if args.out else (Path(args.runs[0]) / "report" if len(args.runs) == 1
-                                           else Path("negbench-report"))
+    out = Path(args.out) if args.out else default_out(args.runs)
     files = write(rep, out, formats, args.title)
     print(f"{len(rep.runs)} run(s): {len(rep.tables)} table(s), {len(rep.plots)} plot(s), "
           f"{len(rep.comparisons)} comparison(s), {len(rep.views)} samples")

@@ -19,16 +19,23 @@ CSS = r"""
 :root{--bg:#fff;--fg:#1d2330;--mut:#5b6475;--line:#dfe3ea;--acc:#2458c6;--ok:#1b7f3b;--bad:#b3261e;--sel:#fff3b0}
 *{box-sizing:border-box}
 body{margin:0;font:13px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;color:var(--fg);background:var(--bg)}
-#nb-layout{display:grid;grid-template-columns:minmax(0,1fr) 440px;min-height:100vh}
-#nb-main{padding:18px 26px;overflow-x:auto}
+#nb-layout{display:grid;grid-template-columns:minmax(0,1fr) clamp(320px,28vw,440px);min-height:100vh}
+#nb-main{padding:18px 22px;min-width:0}
 #nb-browser{position:sticky;top:0;height:100vh;overflow:auto;border-left:1px solid var(--line);background:#f7f8fb;padding:12px 14px}
 @media (max-width:1100px){#nb-layout{grid-template-columns:1fr}#nb-browser{position:static;height:auto;border-left:0;border-top:1px solid var(--line)}}
 h1{font-size:21px;margin:0 0 4px}h2{font-size:17px;margin:26px 0 8px;border-bottom:2px solid var(--line);padding-bottom:3px}
 h3{font-size:14px;margin:18px 0 4px}.mut{color:var(--mut)}.cap{color:var(--mut);margin:2px 0 6px;max-width:1000px}
 nav a{margin-right:12px}a{color:var(--acc)}
-table.nb-table,table.nb-plain{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-nums}
-.nb-table th,.nb-table td,.nb-plain th,.nb-plain td{border:1px solid var(--line);padding:3px 7px;text-align:right;white-space:nowrap}
-.nb-table thead th,.nb-plain thead th{background:#eef1f7;text-align:center;font-weight:600}
+table.nb-table,table.nb-plain{border-collapse:separate;border-spacing:0;margin:0;font-variant-numeric:tabular-nums}
+.nb-scroll{width:fit-content;max-width:100%;overflow-x:auto;margin:6px 0 4px;border-left:1px solid var(--line);border-top:1px solid var(--line)}
+.nb-scroll>table{border-left:0;border-top:0}
+.nb-table th,.nb-table td,.nb-plain th,.nb-plain td{border:solid var(--line);border-width:0 1px 1px 0;padding:3px 7px;text-align:right;white-space:nowrap;background:#fff}
+.nb-scroll tbody tr>:first-child,.nb-scroll thead th.nb-rowhead:first-child{position:sticky;left:0;z-index:1;box-shadow:1px 0 0 var(--line)}
+.nb-plain td.nb-wrap{white-space:normal;min-width:8em;max-width:30em;text-align:left}
+.nb-plain td.nb-path{overflow-wrap:anywhere}
+.nb-table td.nb-left,.nb-plain td.nb-left{text-align:left}
+.nb-cmp tbody th.nb-long{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:14em}
+.nb-table thead th,.nb-plain thead th{background:#eef1f7;text-align:center;font-weight:600;white-space:normal;min-width:3.5em}
 .nb-table tbody th{text-align:left;font-weight:500;background:#fafbfd}
 .nb-table a.nb-ref{color:inherit;text-decoration:none;border-bottom:1px dotted #8aa0d0}
 .nb-table a.nb-ref:hover{background:#e6edff}
@@ -183,15 +190,31 @@ def _esc(s: Any) -> str:
     return _html.escape(str(s))
 
 
+def scroll_box(table_html: str) -> str:
+    """A table in its own horizontally scrolling box: a wide table never widens the page."""
+    return f'<div class="nb-scroll">{table_html}</div>'
+
+
+#: The comparison table's columns: the scores and the significance tests first (visible on a
+#: laptop screen), the gains / losses links and the metric name after them.
+COMPARE_HEAD = (("task", None), ("mode", None), ("shots", None), ("n", "paired items"),
+                ("A", None), ("B", None), ("Δ (B−A)", None),
+                ("McNemar p", "exact two-sided McNemar p over the discordant pairs"),
+                ("bootstrap 95% CI", "paired bootstrap percentile interval of Δ"),
+                ("boot. p", "paired bootstrap two-sided p"),
+                ("gains ✗→✓", "wrong in A, right in B (click to list them)"),
+                ("losses ✓→✗", "right in A, wrong in B (click to list them)"), ("metric", None))
+
+
 def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
     """A comparison as an HTML table; gains / losses cells link to the flipped items (refs are
     added to ``refs``)."""
     from negbench.report.compare import _p
     a, b = cmp["a"], cmp["b"]
-    head = ["task", "mode", "shots", "metric", "n", f"A: {a['label']}", f"B: {b['label']}", "Δ (B−A)",
-            "gains (✗→✓)", "losses (✓→✗)", "McNemar p", "bootstrap 95% CI", "bootstrap p"]
+    titles = {"A": f"A = {a['label']}", "B": f"B = {b['label']}"}
     h = [f'<table class="nb-table nb-cmp" id="{cid}"><thead><tr>'
-         + "".join(f"<th>{_esc(x)}</th>" for x in head) + "</tr></thead><tbody>"]
+         + "".join(f'<th title="{_esc(t or titles.get(x, x))}">{_esc(x)}</th>' for x, t in COMPARE_HEAD)
+         + "</tr></thead><tbody>"]
     for gi, g in enumerate(cmp["groups"]):
         bt = g["bootstrap"]
         cells = []
@@ -201,13 +224,15 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
                          "where": {}, "hit": {f"flip.{cid}": kind}, "scale": 1.0, "replicate": "unit"}
             cells.append(f'<td class="nb-cell" id="{rid}"><a class="nb-ref" href="#ref={rid}">{n}</a></td>')
         sig = ' style="font-weight:700"' if g["significant"] else ""
-        h.append(f"<tr{sig}><th>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
-                 f"<td>{_esc(g['metric'])}</td><td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
-                 f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>" + "".join(cells)
-                 + f"<td>{_p(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
-                 f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{_p(bt['p'])}</td></tr>")
+        long = ' class="nb-long"' if len(str(g["task"])) > 22 else ""     # notadataset[sample=…]: wraps
+        h.append(f"<tr{sig}><th{long}>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
+                 f"<td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
+                 f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>"
+                 f"<td>{_p(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
+                 f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{_p(bt['p'])}</td>"
+                 + "".join(cells) + f"<td class=\"nb-left\">{_esc(g['metric'])}</td></tr>")
     h.append("</tbody></table>")
-    return "".join(h)
+    return scroll_box("".join(h))
 
 
 def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequence,
@@ -221,30 +246,39 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
            f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
            '<div id="nb-layout"><main id="nb-main">',
-           f"<h1>{_esc(title)}</h1><p class=\"mut\">negbench {__version__} · generated {now} · "
-           f"{len(runs)} run(s), {len(tables)} table(s), {len(plots)} plot(s), {len(samples)} samples. "
-           "Click a table cell to list the samples behind it.</p>"]
-    toc = [("runs", "Runs"), ("tables", "Tables"), ("plots", "Plots")]
+           f"<h1>{_esc(title)}</h1>"]
+    # a comparison page (negbench compare) has no tables or plots: no empty sections for them
+    sections = not (comparisons and not tables and not plots)
+    out.append(f"<p class=\"mut\">negbench {__version__} · generated {now} · {len(runs)} run(s), "
+               + (f"{len(tables)} table(s), {len(plots)} plot(s), {len(samples)} samples. Click a "
+                  "table cell to list the samples behind it.</p>" if sections else
+                  f"{len(comparisons)} comparison(s), {len(samples)} samples. Click a gains or "
+                  "losses count to list the items that flipped.</p>"))
+    toc = [("runs", "Runs")] + ([("tables", "Tables"), ("plots", "Plots")] if sections else [])
     if comparisons:
         toc.append(("comparisons", "Comparisons"))
     out.append("<nav>" + "".join(f'<a href="#" onclick="document.getElementById(\'sec-{k}\')'
                                  f'.scrollIntoView();return false;">{v}</a>' for k, v in toc) + "</nav>")
-    out.append('<h2 id="sec-runs">Runs</h2><table class="nb-plain"><thead><tr><th>#</th><th>label</th>'
+    out.append('<h2 id="sec-runs">Runs</h2><div class="nb-scroll"><table class="nb-plain"><thead><tr><th>#</th><th>label</th>'
                "<th>model</th><th>adapter</th><th>tasks</th><th>units</th><th>finished</th><th>git</th>"
                "<th>folder</th></tr></thead><tbody>")
     for r in runs:
         git = r.get("git") or {}
         gtxt = (str(git.get("commit") or "")[:10] + (" (dirty)" if git.get("dirty") else "")) if git else ""
-        out.append(f"<tr><td>{r['index']}</td><td>{_esc(r['label'])}</td><td>{_esc(r['model'])}</td>"
-                   f"<td>{_esc(r.get('adapter') or '')}</td><td>{_esc(', '.join(r['tasks']))}</td>"
-                   f"<td>{len(r['units'])}</td><td>{_esc(r.get('finished') or '')}</td><td>{_esc(gtxt)}</td>"
-                   f"<td>{_esc(r['path'])}</td></tr>")
-    out.append("</tbody></table>")
+        fin = str(r.get("finished") or "")
+        out.append(f"<tr><td>{r['index']}</td><td class=\"nb-wrap\">{_esc(r['label'])}</td>"
+                   f"<td class=\"nb-wrap nb-path\">{_esc(r['model'])}</td>"
+                   f"<td>{_esc(r.get('adapter') or '')}</td><td class=\"nb-wrap\">{_esc(', '.join(r['tasks']))}</td>"
+                   f"<td>{len(r['units'])}</td><td title=\"{_esc(fin)}\">{_esc(fin[:16].replace('T', ' '))}</td>"
+                   f"<td>{_esc(gtxt)}</td>"
+                   f'<td class="nb-wrap nb-path">{_esc(r["path"])}</td></tr>')
+    out.append("</tbody></table></div>")
     for w in warnings:
         out.append(f'<p class="warn">⚠ {_esc(w)}</p>')
     for n in notes:
         out.append(f'<p class="mut">{_esc(n)}</p>')
-    out.append('<h2 id="sec-tables">Tables</h2>')
+    if sections:
+        out.append('<h2 id="sec-tables">Tables</h2>')
     bench = None
     for t in tables:
         if t.benchmark != bench:
@@ -253,14 +287,15 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
                    f"<h3>{_esc(t.title)}</h3>"
                    + (f'<p class="cap">{_esc(t.caption)}' + (f" <i>Shape: {_esc(t.paper)}.</i>" if t.paper else "")
                       + "</p>" if t.caption or t.paper else "")
-                   + t.to_html() + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.notes) + "</section>")
-    if not tables:
+                   + scroll_box(t.to_html()) + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.notes) + "</section>")
+    if not tables and sections:
         out.append('<p class="mut">No tables.</p>')
-    out.append('<h2 id="sec-plots">Plots</h2>')
+    if sections:
+        out.append('<h2 id="sec-plots">Plots</h2>')
     for p in plots:
         out.append(f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
                    f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>")
-    if not plots:
+    if not plots and sections:
         out.append('<p class="mut">No plots (one shot setting per model and no probabilities).</p>')
     if comparisons:
         out.append('<h2 id="sec-comparisons">Comparisons</h2>')
@@ -274,6 +309,9 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
             out.append(comparison_html(c, cid, refs))
             for w in c.get("warnings", []):
                 out.append(f'<p class="warn">⚠ {_esc(w)}</p>')
+            if c.get("skipped"):
+                out.append('<p class="cap">Not compared: ' + _esc(", ".join(
+                    f"{x['unit']} ({x['reason']})" for x in c["skipped"])) + ".</p>")
     out.append("</main>")
     out.append('<aside id="nb-browser"><h2 style="margin-top:4px">Samples</h2><div class="ctl">'
                '<label for="f-run">run</label><select id="f-run"></select>'

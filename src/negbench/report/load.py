@@ -127,12 +127,85 @@ def short_name(spec: str) -> str:
     return re.split(r"[/\\]", s)[-1] or s
 
 
+DAMAGED_FIX = ("the file is damaged (an interrupted copy or write?); rerun the same 'negbench run' "
+               "command into a new --output folder (answered requests are cached, so it is quick)")
+
+
+def _read_text(path: Path, what: str) -> str:
+    """A file of a run folder as text; unreadable or non-UTF-8 files give a clear error (nothing
+    is ever written to a run folder: a read-only one reports like any other)."""
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise OutputError(f"cannot read {what}: permission denied", where=str(path),
+                          fix="give read access to the run folder (write access is not needed)") from None
+    except OSError as exc:
+        raise OutputError(f"cannot read {what} ({exc.strerror or exc})", where=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise DataError(f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x})", path=str(path),
+                        record=f"line {line}", fix=DAMAGED_FIX) from None
+
+
 def read_samples(path: Path) -> list[dict]:
-    return [rec for _, rec in iter_jsonl(
-        path, missing="the per-sample records of this unit are missing",
-        missing_fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
-                    "rerun the same 'negbench run' command (answers are cached)",
-        fix="the file is damaged; rerun the unit")]
+    """The records of one ``samples/<unit>.jsonl``; a missing, unreadable or damaged file (a line
+    that is not a JSON object, a truncated last line) is a :class:`DataError` naming the file and
+    the line."""
+    path = Path(path)
+    out = []
+    try:
+        for n, rec in iter_jsonl(
+                path, missing="the per-sample records of this unit are missing",
+                missing_fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
+                            "rerun the same 'negbench run' command (answers are cached)",
+                fix=DAMAGED_FIX):
+            bad = _bad_field(rec)
+            if bad:
+                raise DataError(f"a per-sample record has a malformed field ({bad[1]})",
+                                path=str(path), record=f"line {n}", field=bad[0], fix=DAMAGED_FIX)
+            out.append(rec)
+    except (UnicodeDecodeError, OSError):
+        _read_text(path, "the samples file")         # the same failure, with the file and line
+        raise
+    return out
+
+
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float))                 # bool included (an int)
+
+
+#: The record fields the report reads, and what each must be when present (None is always fine).
+_RECORD_FIELDS: dict[str, tuple[str, Any]] = {
+    "pred": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "pred_norm": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "gold_index": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "choices": ("a list", lambda v: isinstance(v, list)),
+    "scores": ("a list of numbers", lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v)),
+    "probs": ("a list of numbers", lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v)),
+    "meta": ("an object", lambda v: isinstance(v, dict)),
+    "p_true": ("a number", _is_num),
+    "acc": ("a number", _is_num), "acc_norm": ("a number", _is_num),
+    "exact_match": ("a number", _is_num), "correct": ("a number", _is_num),
+    "context": ("a string", lambda v: isinstance(v, str)),
+    "output": ("a string", lambda v: isinstance(v, str)),
+}
+
+
+def _bad_field(rec: dict) -> tuple[str, str] | None:
+    for k, (want, ok) in _RECORD_FIELDS.items():
+        v = rec.get(k)
+        if v is not None and not ok(v):
+            return k, f"expected {want}, got {type(v).__name__} {json.dumps(v, default=str)[:40]}"
+    return None
+
+
+def _runs_inside(p: Path, n: int = 4) -> list[str]:
+    try:
+        return sorted(str(c) for c in p.iterdir() if (c / "results.json").is_file())[:n]
+    except OSError:
+        return []
 
 
 def load_run(path: str | Path, label: str | None = None, check_samples: bool = True,
@@ -147,13 +220,24 @@ def load_run(path: str | Path, label: str | None = None, check_samples: bool = T
                           fix="give the folder that holds results.json, not a file in it")
     rp = p / "results.json"
     if not rp.is_file():
-        raise OutputError(f"not a negbench run folder (no results.json): {p}", where=str(rp),
-                          fix="give a folder that a finished 'negbench run' wrote (--output)")
+        inside = _runs_inside(p)
+        if inside:
+            fix = "this folder holds run folders; give those, e.g. " + " ".join(inside)
+        elif (p / "config.json").is_file() or (p / "samples").is_dir():
+            fix = ("the run did not finish: rerun the same 'negbench run' command to resume it "
+                   "(finished shards and cached answers are kept)")
+        else:
+            fix = "give a folder that a finished 'negbench run' wrote (its --output)"
+        raise OutputError(f"not a negbench run folder (no results.json): {p}", where=str(rp), fix=fix)
+    text = _read_text(rp, "results.json")
     try:
-        results = json.loads(rp.read_text(encoding="utf-8"))
+        results = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON ({exc.msg} at line {exc.lineno})", path=str(rp),
-                        fix="the file is damaged; 'negbench rescore' cannot fix this, rerun") from None
+        end = exc.pos >= len(text.rstrip())
+        raise DataError(("results.json ends too early (truncated): " if end else "invalid JSON: ")
+                        + f"{exc.msg} at line {exc.lineno}, column {exc.colno}", path=str(rp),
+                        record=f"line {exc.lineno}",
+                        fix=DAMAGED_FIX) from None
     if not isinstance(results, dict) or not isinstance(results.get("units"), dict):
         raise DataError("results.json has no 'units' object", path=str(rp), field="units",
                         fix="give a folder written by 'negbench run'")

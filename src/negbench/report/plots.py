@@ -45,10 +45,18 @@ def _plt():
     return plt
 
 
+def _legend_outside(ax, **kw):
+    """A legend to the right of the axes, outside them: it never covers data (the layout makes
+    room for it; :func:`_finish` and :func:`save` keep it inside the figure)."""
+    kw.setdefault("fontsize", 7)
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     frameon=False, **kw)
+
+
 def _finish(fig, pid: str, title: str, kind: str, caption: str = "") -> Plot:
-    fig.tight_layout()
+    fig.tight_layout()                                 # axes legends take part in the layout
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")
+    fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05)
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]                      # drop the XML prolog / doctype
     svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)   # RDF block with a date
@@ -66,7 +74,7 @@ def save(plots: Sequence[Plot], folder: Path, png: bool = True) -> None:
         (folder / f"{p.id}.svg").write_text(p.svg, encoding="utf-8")
         files.append(f"plots/{p.id}.svg")
         if png and fig is not None:
-            fig.savefig(folder / f"{p.id}.png", dpi=110)
+            fig.savefig(folder / f"{p.id}.png", dpi=110, bbox_inches="tight", pad_inches=0.05)
             files.append(f"plots/{p.id}.png")
         p.files = tuple(files)
     for p in plots:
@@ -129,28 +137,29 @@ def accuracy_vs_shots(ctx: Context) -> list[Plot]:
                     es.append(s)
                 per_label[r.label] = ys
                 ax.errorbar(xs, ys, yerr=es, marker=MARKERS[i % 10], color=COLORS[i % 10],
-                            label=r.label, capsize=2, lw=1.2, ms=5)
+                            label=r.label, capsize=2, lw=1.2, ms=5, clip_on=False, zorder=3)
             for j, r in enumerate([r for r in runs if r.finetuned]):
                 units = r.select(task, mode, 0)
                 metric = metric or (primary_metric(task, mode, units[0].metrics) if units else None)
                 if units and metric:
                     m, _ = _agg(r, units, lambda mm: mm.get(metric))
-                    ax.plot([len(shots)], [m], marker="*", ms=11, ls="none",
-                            color=COLORS[(j + 4) % 10], label=f"{r.label} (SFT)")
+                    ax.plot([len(shots)], [m], marker="*", ms=11, ls="none", clip_on=False,
+                            zorder=3, color=COLORS[(j + 4) % 10], label=f"{r.label} (SFT)")
             for g, (name, members) in enumerate(ctx.groups.items()):
                 rows = [per_label[l] for l in members if l in per_label]
                 if rows:
                     avg = [nanmean(col) for col in zip(*rows)]
-                    ax.plot(xs, avg, ls="--", color="k", alpha=0.5 + 0.1 * g, marker=MARKERS[-1 - g],
-                            label=f"{name} average")
+                    ax.plot(xs, avg, ls="--", color="k", alpha=min(1.0, 0.5 + 0.1 * g),
+                            marker=MARKERS[-1 - g], clip_on=False, label=f"{name} average")
             ticks = [("0" if k == 0 else str(k)) for k in shots] + (["SFT"] if has_sft else [])
             ax.set_xticks(list(range(len(ticks))), ticks)
+            ax.set_xlim(-0.4, len(ticks) - 0.6)
             ax.set_xlabel("shots")
             ax.set_ylabel(metric or "score")
             ax.set_title(f"{task} · {mode}")
-            ax.set_ylim(-0.02, 1.02)
+            ax.set_ylim(-0.05, 1.05)
             ax.grid(alpha=0.3)
-        axes[0][-1].legend(fontsize=7, loc="best")
+        _legend_outside(axes[0][-1])
         out.append(_finish(fig, f"shots-{slug(task)}", f"{task}: performance across shots"
                            + (" and after fine-tuning" if has_sft else ""), "accuracy_vs_shots",
                            "Mean over seeds, error bars ± SD; stars: runs with a LoRA adapter "
@@ -192,7 +201,7 @@ def incorrect_choice(ctx: Context) -> list[Plot]:
             ax.set_xlim(0, 100)
             ax.set_xlabel("share of wrong answers (%)")
             ax.set_title(f"{task} · {mode}: incorrect-choice distribution")
-            ax.legend(fontsize=7, ncol=3, loc="lower right")
+            _legend_outside(ax)
             out.append(_finish(fig, f"incorrect-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: incorrect-choice distribution", "incorrect_choice",
                                "Which wrong option the model picked, over its wrong answers that name "
@@ -235,7 +244,7 @@ def confusion(ctx: Context) -> list[Plot]:
             ax.set_xticks(range(len(subs)), [names.get(s, s) for s in subs], rotation=15)
             ax.set_ylabel("confusion rate (%)")
             ax.set_title(f"{task} · {mode}: local-negation confusion by clause type")
-            ax.legend(fontsize=7)
+            _legend_outside(ax)
             out.append(_finish(fig, f"confusion-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: local-negation confusion by clause type",
                                "confusion", "Items of each clause type whose local negation was "
@@ -277,7 +286,7 @@ def accchg(ctx: Context) -> list[Plot]:
                 ax.set_xticks(range(len(runs)), [r.label for r in runs], rotation=20, ha="right")
                 ax.set_ylabel("AccChg (points)")
                 ax.set_title(f"{task} · {mode} · {k}-shot")
-            axes[0][-1].legend(fontsize=7)
+            _legend_outside(axes[0][-1])
             out.append(_finish(fig, f"accchg-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: AccChg per model", "accchg",
                                "Acc' − Acc on the negation minimal pairs M, M_i (important cue), "
@@ -323,19 +332,21 @@ def calibration(ctx: Context) -> list[Plot]:
                     series.append((r, pairs))
             if not series:
                 continue
-            fig, ax = plt.subplots(figsize=(4.2, 3.6))
+            fig, ax = plt.subplots(figsize=(6.2, 3.6))
             ax.plot([0, 1], [0, 1], ls=":", color="k", lw=0.8, label="perfect")
             for i, (r, pairs) in enumerate(series):
                 bins, ece = calibration_bins(pairs)
                 pts = [(b["p"], b["freq"], b["n"]) for b in bins if b["n"]]
                 ax.plot([p for p, _, _ in pts], [f for _, f, _ in pts], marker=MARKERS[i % 10],
-                        color=COLORS[i % 10], label=f"{r.label} (ECE {ece:.3f}, n={len(pairs)})")
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1)
+                        color=COLORS[i % 10], label=f"{r.label} (ECE {ece:.3f}, n={len(pairs)})",
+                        clip_on=False, zorder=3)    # a bin at 0 or 1 sits on the axis: not cut
+            ax.set_xlim(-0.04, 1.04)                   # room for markers at P = 0 / 1
+            ax.set_ylim(-0.04, 1.04)
+            ax.set_aspect("equal")
             ax.set_xlabel("predicted P(True)")
             ax.set_ylabel("observed frequency of True")
             ax.set_title(f"{task} · {mode}\ncalibration", fontsize=9)   # task names may carry options
-            ax.legend(fontsize=6.5, loc="upper left")
+            _legend_outside(ax)
             out.append(_finish(fig, f"calibration-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: calibration of True/False probabilities",
                                "calibration", "Reliability diagram over all units of the mode "
