@@ -136,6 +136,8 @@ CASES = [
     Case("--tasks ''", lambda c: c.base(tasks=","), ("--tasks", "got nothing")),
     Case("task named twice", lambda c: c.base(tasks="negation-mini,negation-mini"),
          ("--tasks", "'negation-mini' is given twice")),
+    Case("--system-prompt without --chat", lambda c: c.base("--system-prompt", "Be brief."),
+         ("--chat", "is not given")),
     Case("--dtype int8", lambda c: c.base("--dtype", "int8"), ("--dtype", "invalid choice")),
     # -- tasks and modes --------------------------------------------------------------------------
     Case("unknown task", lambda c: c.base(tasks="nubench-typo"),
@@ -180,7 +182,8 @@ CASES = [
     Case("KoNUBench data missing", lambda c: c.base(tasks="konubench"),
          ("konubench", "NEGBENCH_KONUBENCH"),
          env=lambda c: {"NEGBENCH_KONUBENCH": str(c.tmp / "no-konubench")}),
-    Case("CONDAQA data missing", lambda c: c.base(tasks="condaqa"), ("condaqa",),
+    Case("CONDAQA data missing", lambda c: c.base("--modes", "loglik", tasks="condaqa"),
+         ("CONDAQA", "NEGBENCH_CONDAQA"),
          env=lambda c: {"NEGBENCH_CONDAQA": str(c.tmp / "no-condaqa")}),
     Case("not-a-dataset data missing", lambda c: c.base(tasks="notadataset[sample=10]"),
          ("not-a-dataset", "NEGBENCH_NOTADATASET"),
@@ -230,6 +233,9 @@ CASES = [
     Case("rescore: damaged samples line 3", lambda c: ["rescore", _damaged_copy(c, "samples")],
          ("negation-mini.cloze.0shot.jsonl", "line 3", "invalid JSON")),
     Case("export: unknown exporter", lambda c: ["export", "nope"], ("nope",)),
+    Case("export: --out is a folder", lambda c: ["export", "notadataset[sample=10]", "--split",
+                                                 "test", "--out", str(c.tmp)],
+         ("it is a folder", "give a file name")),
 ]
 
 
@@ -386,7 +392,10 @@ if __name__ == "__main__":                      # the closing note's table of ca
                 code, err = run_case(case, Ctx(tmp, model, run), cap)
             except BaseException as exc:   # noqa: BLE001 - the table shows it
                 code, err = "skip", str(exc)
-        msg = next((ln for ln in err.splitlines() if "error" in ln), err.strip()[:100])
+        lines = err.splitlines()
+        first = next((i for i, ln in enumerate(lines) if "error" in ln), None)
+        msg = (" — ".join(ln.strip() for ln in lines[first:first + 2]) if first is not None
+               else err.strip()[:100])
         msg = msg.replace("|", "\\|").replace(str(root), "…")
         intact = "yes" if digest(run) == before else "NO"
         print(f"| {i} | {case.name} | {code} | `{msg.strip()}` | {intact} |")

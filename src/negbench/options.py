@@ -23,14 +23,38 @@ def whole_numbers(lo: int | None = None):
     one = whole_number(lo)
 
     def parse(s: str) -> list[int]:
-        out = [one(x.strip()) for x in s.split(",") if x.strip()]
-        if not out:
-            raise argparse.ArgumentTypeError("expected comma-separated whole numbers, got nothing")
-        dup = sorted({v for v in out if out.count(v) > 1})
-        if dup:
-            raise argparse.ArgumentTypeError(f"{dup[0]} is given twice")
-        return out
+        return _once([one(x.strip()) for x in s.split(",") if x.strip()], "whole numbers")
     return parse
+
+
+def names(s: str) -> list[str]:
+    """Comma-separated names; commas inside brackets belong to a task's options
+    (``notadataset[split=test,sample=20000],negation-mini``)."""
+    out, cur, depth = [], "", 0
+    for ch in s:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return [x.strip() for x in out if x.strip()]
+
+
+def names_once(s: str) -> list[str]:
+    """argparse type: :func:`names`, at least one, each once."""
+    return _once(names(s), "names")
+
+
+def _once(values: list, what: str) -> list:
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got nothing")
+    dup = [v for i, v in enumerate(values) if v in values[:i]]
+    if dup:
+        raise argparse.ArgumentTypeError(f"{dup[0]!r} is given twice" if isinstance(dup[0], str)
+                                         else f"{dup[0]} is given twice")
+    return values
 
 
 def fraction(lo: float = 0.0, hi: float = 1.0, *, open_interval: bool = True):

@@ -26,26 +26,37 @@ from negbench.errors import DataError, OutputError
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it into place: a reader
+    sees the old file or the new one, never half of one."""
     path = Path(path)
+    if path.is_dir():
+        raise OutputError(f"cannot write {path}: it is a folder", where=str(path),
+                          fix="give a file name (e.g. add /out.jsonl)")
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path} ({exc.strerror})", where=str(path.parent),
-                          fix="the folder is read-only or the disk is full: choose a writable "
-                              "place") from None
-    try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        _unlink(tmp)
+        raise OutputError(f"cannot write {path} ({exc.strerror})", where=str(path.parent),
+                          fix="the folder is read-only or the disk is full: choose a writable "
+                              "place") from None
     except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _unlink(tmp: str | None) -> None:
+    if tmp:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        raise
 
 
 def write_json(path: str | Path, obj: Any) -> None:
