@@ -60,6 +60,44 @@ def tiny_gemma(tmp_path_factory) -> str:
     return str(_save_model(tmp_path_factory.mktemp("tiny-gemma"), "gemma"))
 
 
+T5_HEAD_SCALE = 0.1
+
+
+def _save_t5(path: Path) -> Path:
+    """A tiny random Flan-T5-style model (d_model 64, 2+2 layers, gated-GELU, untied head) with
+    transformers' own T5Tokenizer over a Unigram vocabulary of CORPUS's words and characters: the
+    sentencepiece pipeline of real T5 (metaspace, ``</s>`` appended by default, pad = decoder
+    start = 0, eos = 1, unk = 2)."""
+    import re
+
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
+    # whole words (with and without punctuation) score above any split into characters
+    words = sorted({w for line in CORPUS for t in line.split() for w in (t, re.sub(r"\W", "", t)) if w})
+    chars = sorted({c for line in CORPUS for c in line if not c.isspace()})
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -4.0)]
+    vocab += [("\u2581" + w, -6.0 - 0.01 * len(w)) for w in words]
+    vocab += [(w, -8.0) for w in words if len(w) > 2]
+    vocab += [(c, -5.0) for c in chars]
+    tok = T5Tokenizer(vocab=vocab, extra_ids=0)
+    tok.save_pretrained(path)
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=len(tok), d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                   num_decoder_layers=2, num_heads=4, feed_forward_proj="gated-gelu",
+                   tie_word_embeddings=False, pad_token_id=tok.pad_token_id,
+                   eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    model = T5ForConditionalGeneration(cfg)
+    with torch.no_grad():                      # T5's init gives logits of ±100: tame the head
+        model.lm_head.weight.mul_(T5_HEAD_SCALE)
+    model.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_t5(tmp_path_factory) -> str:
+    return str(_save_t5(tmp_path_factory.mktemp("tiny-t5")))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
     """Each test gets its own negbench cache unless it asks for the shared one."""

@@ -356,6 +356,36 @@ def test_empty_generations_are_flagged(tiny_llama, tmp_path, capsys):
     assert res["warnings"] and "generations are empty" in res["warnings"][0]
 
 
+@pytest.mark.parametrize("module,words", [
+    ("accelerate", ("loading GGUF models needs the Python package 'accelerate'",
+                    "pip install accelerate")),
+    ("matplotlib", ("report plots needs the Python package 'matplotlib'",)),
+])
+def test_missing_dependency_is_named(module, words, tmp_path, monkeypatch, capsys):
+    """A dependency missing from a broken install is named with the command that installs it
+    (the README's main job once died in ``ValueError: accelerate is required``)."""
+    monkeypatch.setitem(sys.modules, module, None)      # import of it now fails
+    if module == "accelerate":
+        _truncated_gguf(Ctx(tmp_path, "", tmp_path))     # skips when SmolLM2 is not installed
+        argv = ["run", "--limit", "1", "--output", str(tmp_path / "run"), "--no-cache"]
+    else:
+        run = tmp_path / "run"
+        from conftest import _save_model
+        model = str(_save_model(tmp_path / "m", "llama"))
+        assert main(["run", "--model", model, "--modes", "cloze", "--limit", "2", "--output",
+                     str(run), "--no-cache", "--quiet"]) == 0
+        for name in list(sys.modules):
+            if name.startswith("negbench.report.plots"):
+                monkeypatch.delitem(sys.modules, name)
+        argv = ["report", str(run), "--out", str(tmp_path / "rep")]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    for w in words:
+        assert w in err, err
+    assert "Traceback" not in err and not (tmp_path / "run" / "results.json").exists() or module != "accelerate"
+
+
 if __name__ == "__main__":                      # the closing note's table of cases
     import contextlib
     import io

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from negbench import __version__
 from negbench.errors import NegbenchError
+from negbench.options import names as _names, names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 
 EPILOG = """examples:
@@ -18,31 +19,6 @@ EPILOG = """examples:
   negbench run --model ./my-model --tasks items.jsonl --modes cloze,letter
   negbench show runs/smollm2-135m-instruct__negation-mini
 """
-
-
-def _names_once(s: str) -> list[str]:
-    out = _names(s)
-    if not out:
-        raise argparse.ArgumentTypeError("expected comma-separated names, got nothing")
-    dup = sorted({v for v in out if out.count(v) > 1})
-    if dup:
-        raise argparse.ArgumentTypeError(f"{dup[0]!r} is given twice")
-    return out
-
-
-def _names(s: str) -> list[str]:
-    """Comma-separated names; commas inside brackets belong to a task's options
-    (``notadataset[split=test,sample=20000],negation-mini``)."""
-    out, cur, depth = [], "", 0
-    for ch in s:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return [x.strip() for x in out if x.strip()]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,6 +72,28 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--add-bos", default="auto", choices=["auto", "yes", "no"],
                    help="prepend BOS to prompts: auto = the tokenizer's default, as lm-eval "
                         ">= 0.4.9.2 (use 'no' to match older lm-eval with non-Gemma models)")
+    a = r.add_argument_group("API and server backends (openai:, openai-compatible:, vllm:, anthropic:)")
+    a.add_argument("--concurrency", type=_int(1), default=4,
+                   help="requests in flight at once (default: %(default)s)")
+    a.add_argument("--rate-limit", type=float, default=None,
+                   help="at most this many requests per second, client side (default: none)")
+    a.add_argument("--max-retries", type=_int(0), default=6,
+                   help="retries per request on 429/5xx/timeouts/dropped connections/malformed "
+                        "answers, with exponential backoff and jitter (default: %(default)s)")
+    a.add_argument("--timeout", type=float, default=120.0,
+                   help="seconds per HTTP request (default: %(default)s)")
+    a.add_argument("--tokenizer", default=None,
+                   help="folder of the served model's tokenizer (openai-compatible: default: the "
+                        "folder the server reports as the model's root, when it exists here)")
+    a.add_argument("--api-key-env", default=None,
+                   help="environment variable holding the API key (default: OPENAI_API_KEY, "
+                        "OPENAI_COMPATIBLE_API_KEY or ANTHROPIC_API_KEY); keys are never "
+                        "accepted on the command line nor written anywhere")
+    a.add_argument("--api-seed", type=_int(0), default=0,
+                   help="sampling seed sent with generation requests (default: %(default)s)")
+    a.add_argument("--vllm-arg", action="append", default=[],
+                   help="extra argument for the managed vLLM server of --model vllm:… "
+                        "(repeatable, e.g. --vllm-arg=--max-model-len=4096)")
     e = r.add_argument_group("engine and output")
     e.add_argument("--output", default=None,
                    help="run folder (default: runs/<model>__<tasks>)")
@@ -223,37 +221,91 @@ def cmd_run(args) -> int:
                     seeds=args.seeds, limit=args.limit, protocol=args.protocol, chat=args.chat,
                     system_prompt=args.system_prompt, chat_layout=args.chat_layout,
                     backend=backend_kw, engine=engine_kw, shard_size=args.shard_size)
-    resolve(args.model)                               # the model exists (no weights read yet)
+    if not args.chat and (args.system_prompt is not None or args.chat_layout != "lm-eval"):
+        from negbench.errors import OptionError
+        raise OptionError("--system-prompt and --chat-layout shape the chat prompt, but --chat "
+                          "is not given", where="--system-prompt / --chat-layout",
+                          fix="add --chat, or drop those options")
+    api = _is_api_spec(args.model)
+    if not api:
+        resolve(args.model)                           # the model exists (no weights read yet)
     _check_adapter(args.adapter)
     plan = prepare(cfg)                               # tasks, modes, data files, few-shot pools
     out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
     target = RunTarget(out, run_identity(cfg), overwrite=args.overwrite)
     cache = None if args.no_cache else ResponseCache(args.cache or cache_root() / "responses.sqlite")
-    from negbench.backends.hf import HFBackend
     print(f"loading {args.model} …", file=sys.stderr)
-    backend = HFBackend(args.model, **backend_kw)
-    engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
-    if target.resumes:
-        print(f"resuming the unfinished run in {target.staging}", file=sys.stderr)
-    store = target.open()
+    backend = make_backend(args, backend_kw)
     try:
-        results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr),
-                           plan=plan)
-    except BaseException:
-        target.abandon()
-        raise
+        if api:                                       # e.g. no prompt log-probabilities: say so now
+            backend.check_kinds({u.unit.task.mode(u.unit.mode).formulation.kind for u in plan.units})
+        engine = Engine(backend, cache, EngineConfig(progress=not args.quiet, **engine_kw))
+        if target.resumes:
+            print(f"resuming the unfinished run in {target.staging}", file=sys.stderr)
+        store = target.open()
+        try:
+            results = evaluate(cfg, backend, engine, store, log=lambda s: print(s, file=sys.stderr),
+                               plan=plan)
+        except BaseException:
+            target.abandon()
+            raise
+    finally:
+        if hasattr(backend, "close"):
+            backend.close()
     target.commit()
     print(format_results(results))
     print_tables(results)
     st = results["engine"]
-    print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
-          f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
-          f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s")
+    if api:
+        usage = (results["model"].get("details") or {}).get("api_usage") or {}
+        cost = f", ${usage['cost_usd']:.4f}" if "cost_usd" in usage else ""
+        print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} "
+              f"answered in {st['model_calls']} HTTP calls ({st.get('retries', 0)} retries); "
+              f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} "
+              f"completion tokens{cost}; {results['wall_s']:.1f}s")
+    else:
+        print(f"\n{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
+              f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
+              f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s")
     if cache is not None and cache.readonly:
         print(f"note: the cache {cache.path} is read-only; the {st['computed']} answers computed "
               "now were not saved in it", file=sys.stderr)
     print(f"results: {target.final / 'results.json'}\nsamples: {target.final / 'samples'}/")
     return 0
+
+
+API_PREFIXES = ("openai:", "openai-compatible:", "anthropic:", "vllm:")
+
+
+def _is_api_spec(spec: str) -> bool:
+    return spec.startswith(API_PREFIXES)
+
+
+def make_backend(args, backend_kw: dict):
+    """The backend a --model spec names: a request-level API backend for ``openai:``,
+    ``openai-compatible:``, ``anthropic:`` and ``vllm:`` specs, else transformers."""
+    spec = args.model
+    if not _is_api_spec(spec):
+        from negbench.backends.hf import HFBackend
+        return HFBackend(spec, **backend_kw)
+    from negbench.backends.api_common import TransportConfig
+    from negbench.errors import OptionError
+    if args.adapter:
+        raise OptionError("--adapter applies to local transformers models only", where="--adapter",
+                          fix="serve the adapter with the server (vLLM: --vllm-arg=--enable-lora …)")
+    tc = TransportConfig(concurrency=args.concurrency, rate_limit=args.rate_limit,
+                         max_retries=args.max_retries, timeout=args.timeout, seed=args.api_seed)
+    if spec.startswith("anthropic:"):
+        from negbench.backends.anthropic_api import AnthropicBackend
+        return AnthropicBackend(spec, api_key_env=args.api_key_env, transport=tc)
+    kw = dict(tokenizer=args.tokenizer, add_bos=backend_kw["add_bos"],
+              max_length=backend_kw["max_length"], api_key_env=args.api_key_env, transport=tc)
+    if spec.startswith("vllm:"):
+        from negbench.backends.vllm_server import ManagedVLLMBackend
+        return ManagedVLLMBackend(spec[len("vllm:"):], extra_args=args.vllm_arg,
+                                  dtype=backend_kw["dtype"], **kw)
+    from negbench.backends.openai_api import OpenAIBackend
+    return OpenAIBackend(spec, **kw)
 
 
 def _check_adapter(adapter: str | None) -> None:
@@ -315,6 +367,11 @@ def print_tables(results: dict) -> None:
 
 
 def _slug(s: str) -> str:
+    if _is_api_spec(s):                               # openai-compatible:http://h:p/v1#name
+        kind, _, rest = s.partition(":")
+        name = rest.rpartition("#")[2] if "#" in rest else rest.rstrip("/").rpartition("/")[2]
+        s = f"{kind}-{name}"
+        return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
     s = Path(s).stem if ("/" in s or s.endswith(".jsonl") or s.endswith(".gguf")) else s
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in s)
 

@@ -9,12 +9,22 @@
 
 Results do not depend on batch size or grouping: the trie mask makes every token see exactly its
 own context, whichever row it is packed in.
+
+Request-level backends (``backend.level == "request"``, e.g. an OpenAI-compatible server; see
+:mod:`negbench.backends.base`) answer whole requests.  For them the engine keeps dedup, the cache
+(each answer committed as it arrives, with its provenance in the cache's ``answer_meta`` table),
+progress and statistics, tokenises exactly as the token-level path when the backend has a
+tokenizer, and sends requests sorted by prompt so that shared prefixes are adjacent (a server
+with prefix caching reuses them).
 """
 from __future__ import annotations
 
+import json
+import logging
+import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
-from negbench.backends.base import Query, RowInput
+from negbench.backends.base import Query, RequestJob, RowInput
 from negbench.cache import ResponseCache
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
@@ -33,6 +43,7 @@ class EngineStats:
     padded_tokens: int = 0
     unique_tokens: int = 0
     naive_tokens: int = 0
+    retries: int = 0                     # request-level backends: requests sent again
     wall_s: float = 0.0
 
     def add(self, other: "EngineStats") -> None:
@@ -67,6 +78,10 @@ class Engine:
         self.backend = backend
         self.cache = cache
         self.config = config or EngineConfig()
+        if getattr(backend, "level", None) == "request":    # in-process request-level backends
+            for name in ("batch_size", "max_batch_tokens", "gen_batch_size"):  # (seq2seq) batch
+                if hasattr(backend, name):                      # as the engine is told to
+                    setattr(backend, name, getattr(self.config, name))
         self.stats = EngineStats()
 
     # -- public --------------------------------------------------------------------------------
@@ -105,6 +120,16 @@ class Engine:
                     self.cache.put_many([(k, r.kind, fp, resp) for k, r, resp in items])
                 bar.update(len(items) if own_bar else sum(mult[k] for k, _, _ in items))
 
+            if is_request_level(self.backend):
+                try:
+                    self._answer(todo, done, st)
+                finally:
+                    if own_bar:
+                        bar.close()
+                    st.wall_s = time.perf_counter() - t0
+                    self.stats.add(st)
+                    self.last_stats = st
+                return [answers[k] for k in keys]
             scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
             gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
             if scored:
@@ -117,6 +142,41 @@ class Engine:
         self.stats.add(st)
         self.last_stats = st
         return [answers[k] for k in keys]
+
+    # -- request level -------------------------------------------------------------------------
+    def _answer(self, todo: list[tuple[str, Request]], done, st: EngineStats) -> None:
+        """Hand unique, uncached requests to a request-level backend, sorted by prompt."""
+        be = self.backend
+        be.check_kinds({r.kind for _, r in todo})
+        jobs: list[RequestJob] = []
+        if getattr(be, "tokenizes", False):
+            scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
+            for s in self._prepare(scored):
+                if isinstance(s.req, NextTokenRequest):
+                    jobs.append(RequestJob(s.key, s.req, list(s.inputs), 0, list(s.labels)))
+                else:
+                    jobs.append(RequestJob(s.key, s.req, s.inputs + [s.asks[-1][1]], len(s.asks)))
+            gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
+            enc = be.encode_batch([r.context for _, r in gens])
+            for (k, r), e in zip(gens, enc):
+                limit = max(1, be.max_length - r.max_tokens)
+                jobs.append(RequestJob(k, r, e[-limit:] if e else [be.prefix_token_id]))
+            jobs.sort(key=lambda j: j.tokens)
+        else:
+            jobs = [RequestJob(k, r) for k, r in todo]
+            jobs.sort(key=lambda j: (j.request.context, getattr(j.request, "continuation", "")))
+        st.naive_tokens += sum(len(j.tokens or ()) for j in jobs)
+        cache = self.cache
+
+        def arrived(items) -> None:
+            _save_meta(cache, [(k, m) for k, _, _, m in items if m])
+            done([(k, r, resp) for k, r, resp, _ in items])
+
+        tr = be.answer(jobs, arrived) or {}
+        st.model_calls += tr.get("calls", 0)
+        st.retries += tr.get("retries", 0)
+        st.forwarded_tokens += tr.get("prompt_tokens", 0)
+        st.naive_tokens += tr.get("naive_tokens", 0)    # backends that tokenise for themselves
 
     # -- tokenisation (lm-eval 0.4 HFLM._encode_pair) --------------------------------------------
     def _prepare(self, items: list[tuple[str, Request]]) -> list[_Scored]:
@@ -315,6 +375,42 @@ class Engine:
                     st.forwarded_tokens += sum(len(enc[i]) - shared for i in batch)
                     done([(reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
                           for i, (text, n, why) in zip(batch, outs)])
+
+
+def is_request_level(backend) -> bool:
+    return getattr(backend, "level", "token") == "request"
+
+
+_log = logging.getLogger("negbench")
+
+
+def _save_meta(cache: ResponseCache | None, rows: list[tuple[str, dict]]) -> None:
+    """Per-answer provenance of request-level backends (served model id, system fingerprint,
+    usage), beside the answers in the cache (table ``answer_meta``).  Written before the answers
+    themselves: an answer in the cache always has its provenance."""
+    if cache is None or cache.readonly or not rows:
+        return
+    try:
+        with cache.db:
+            cache.db.execute("CREATE TABLE IF NOT EXISTS answer_meta "
+                             "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            cache.db.executemany("INSERT OR REPLACE INTO answer_meta VALUES (?, ?)",
+                                 [(k, json.dumps(m, sort_keys=True)) for k, m in rows])
+    except sqlite3.Error as exc:
+        _log.warning("could not save answer provenance in %s: %s", cache.path, exc)
+
+
+def answer_meta(cache: ResponseCache, keys: list[str]) -> dict[str, dict]:
+    """The saved provenance of answered requests (request-level backends)."""
+    out: dict[str, dict] = {}
+    try:
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            q = "SELECT key, value FROM answer_meta WHERE key IN (%s)" % ",".join("?" * len(chunk))
+            out.update({k: json.loads(v) for k, v in cache.db.execute(q, chunk)})
+    except sqlite3.Error:
+        pass
+    return out
 
 
 def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[int], int]]:

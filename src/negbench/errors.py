@@ -62,8 +62,11 @@ EXTRAS = {
     "unidic_lite": ("multilingual", "Japanese morphological analysis"),
     "kiwipiepy": ("multilingual", "Korean morphological analysis"),
     "lm_eval": ("test", "lm-evaluation-harness parity checks"),
+    "openai": ("api", "OpenAI / OpenAI-compatible backends"),
+    "anthropic": ("api", "the Anthropic backend"),
     "matplotlib": (None, "report plots"),
     "accelerate": (None, "loading GGUF models"),
+    "gguf": (None, "loading GGUF models"),
 }
 
 

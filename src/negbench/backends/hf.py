@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from negbench.backends.base import QueryResult, RowInput
-from negbench.errors import ModelError
+from negbench.errors import ModelError, NegbenchError
 from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
 
 log = logging.getLogger("negbench")
@@ -40,6 +40,17 @@ class HFBackend:
     """A causal LM from transformers, scored through packed rows with a trie attention mask."""
 
     name = "hf"
+    _auto_model = "AutoModelForCausalLM"
+
+    def __new__(cls, model: str, *args, **kwargs):
+        """An encoder-decoder model (``config.is_encoder_decoder``: T5, Flan-T5, BART) gives a
+        :class:`negbench.backends.seq2seq.Seq2SeqBackend` (a subclass; same arguments), so every
+        caller of ``HFBackend(spec)`` — ``negbench run --model PATH`` included — gets the right one."""
+        if cls is HFBackend:
+            from negbench.backends.seq2seq import Seq2SeqBackend, is_encoder_decoder
+            if is_encoder_decoder(model, kwargs.get("revision")):
+                cls = Seq2SeqBackend
+        return super().__new__(cls)
 
     def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
                  adapter: str | None = None, add_bos: str | bool = "auto",
@@ -90,18 +101,20 @@ class HFBackend:
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self, src: ModelSource, attn: str, revision: str | None):
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        import transformers
+        from transformers import AutoTokenizer
+        auto = getattr(transformers, self._auto_model)       # Seq2SeqBackend: AutoModelForSeq2SeqLM
         kw: dict[str, Any] = {"dtype": self.dtype, "attn_implementation": attn}
         try:
             if src.gguf_file:
                 folder = self._converted_gguf(src)
-                model = AutoModelForCausalLM.from_pretrained(folder, **kw)
+                model = auto.from_pretrained(folder, **kw)
                 tok = AutoTokenizer.from_pretrained(folder)
             else:
                 where = src.folder or src.hub_id
-                model = AutoModelForCausalLM.from_pretrained(where, revision=revision, **kw)
+                model = auto.from_pretrained(where, revision=revision, **kw)
                 tok = AutoTokenizer.from_pretrained(where, revision=revision)
-        except ModelError:
+        except NegbenchError:
             raise
         except OSError as exc:
             hint = ("the Hugging Face hub is unreachable from this machine: download the model "
@@ -127,6 +140,9 @@ class HFBackend:
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
         from transformers import AutoModelForCausalLM, AutoTokenizer
+        from negbench.errors import require
+        require("accelerate")                 # transformers reads GGUF only with it installed
+        require("gguf")
         check_gguf(Path(src.folder) / src.gguf_file)
         log.info("converting %s to safetensors (once) in %s", src.gguf_file, target)
         loaded = AutoModelForCausalLM.from_pretrained(src.folder, gguf_file=src.gguf_file,
