@@ -56,20 +56,7 @@ class HFBackend:
                  adapter: str | None = None, add_bos: str | bool = "auto",
                  max_length: int | None = None, attn_implementation: str = "sdpa",
                  revision: str | None = None, threads: int | None = None):
-        _quiet_transformers()
-        import torch
-        self.torch = torch
-        if threads:
-            torch.set_num_threads(threads)
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        check_device(self.device)
-        if dtype == "auto":
-            dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
-        if dtype not in ("float32", "bfloat16", "float16"):
-            raise ModelError(f"unknown dtype '{dtype}'", where="--dtype",
-                             fix="use float32, bfloat16, float16 or auto")
-        self.dtype_name = dtype
-        self.dtype = getattr(torch, dtype)
+        self._init_runtime(device, dtype, threads)
         self.source = resolve(model)
         self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
         self.adapter = adapter
@@ -98,6 +85,23 @@ class HFBackend:
               "max_length": self.max_length}
         self.fingerprint_info = fp
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
+
+    def _init_runtime(self, device: str, dtype: str, threads: int | None) -> None:
+        """Threads, device and dtype, checked before any weights are read."""
+        _quiet_transformers()
+        import torch
+        self.torch = torch
+        if threads:
+            torch.set_num_threads(threads)
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        check_device(self.device)
+        if dtype == "auto":
+            dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
+        if dtype not in ("float32", "bfloat16", "float16"):
+            raise ModelError(f"unknown dtype '{dtype}'", where="--dtype",
+                             fix="use float32, bfloat16, float16 or auto")
+        self.dtype_name = dtype
+        self.dtype = getattr(torch, dtype)
 
     # -- loading -------------------------------------------------------------------------------
     def _load(self, src: ModelSource, attn: str, revision: str | None):

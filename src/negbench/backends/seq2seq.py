@@ -30,7 +30,7 @@ import json
 import logging
 from typing import Sequence
 
-from negbench.backends.hf import HFBackend, _as_list, _attach_adapter, _quiet_transformers, check_device
+from negbench.backends.hf import HFBackend, _as_list, _attach_adapter, _quiet_transformers
 from negbench.errors import ModelError
 from negbench.models import resolve, source_fingerprint
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
@@ -85,20 +85,7 @@ class Seq2SeqBackend(HFBackend):
                  max_length: int | None = None, attn_implementation: str = "sdpa",
                  revision: str | None = None, threads: int | None = None,
                  batch_size: int = 32, gen_batch_size: int = 16, max_batch_tokens: int = 32768):
-        _quiet_transformers()
-        import torch
-        self.torch = torch
-        if threads:
-            torch.set_num_threads(threads)
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
-        check_device(self.device)
-        if dtype == "auto":
-            dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
-        if dtype not in ("float32", "bfloat16", "float16"):
-            raise ModelError(f"unknown dtype '{dtype}'", where="--dtype",
-                             fix="use float32, bfloat16, float16 or auto")
-        self.dtype_name = dtype
-        self.dtype = getattr(torch, dtype)
+        self._init_runtime(device, dtype, threads)
         self.source = resolve(model)
         if self.source.gguf_file:
             raise ModelError(f"'{model}' is a GGUF file; encoder-decoder models load from a "
