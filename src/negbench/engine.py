@@ -120,28 +120,28 @@ class Engine:
                     self.cache.put_many([(k, r.kind, fp, resp) for k, r, resp in items])
                 bar.update(len(items) if own_bar else sum(mult[k] for k, _, _ in items))
 
-            if is_request_level(self.backend):
-                try:
+            try:                        # stats of a failed call (retries…) are kept too
+                if is_request_level(self.backend):
                     self._answer(todo, done, st)
-                finally:
-                    if own_bar:
-                        bar.close()
-                    st.wall_s = time.perf_counter() - t0
-                    self.stats.add(st)
-                    self.last_stats = st
-                return [answers[k] for k in keys]
-            scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
-            gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
-            if scored:
-                self._score(scored, done, st)
-            if gens:
-                self._generate(gens, done, st)
-            if own_bar:
-                bar.close()
+                else:
+                    scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
+                    gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
+                    if scored:
+                        self._score(scored, done, st)
+                    if gens:
+                        self._generate(gens, done, st)
+            finally:
+                if own_bar:
+                    bar.close()
+                self._record(st, t0)
+            return [answers[k] for k in keys]
+        self._record(st, t0)
+        return [answers[k] for k in keys]
+
+    def _record(self, st: "EngineStats", t0: float) -> None:
         st.wall_s = time.perf_counter() - t0
         self.stats.add(st)
         self.last_stats = st
-        return [answers[k] for k in keys]
 
     # -- request level -------------------------------------------------------------------------
     def _answer(self, todo: list[tuple[str, Request]], done, st: EngineStats) -> None:
