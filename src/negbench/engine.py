@@ -83,6 +83,8 @@ class Engine:
                 if hasattr(backend, name):                      # as the engine is told to
                     setattr(backend, name, getattr(self.config, name))
         self.stats = EngineStats()
+        self.last_keys: list[str] = []           # cache keys of the last run's requests, in order
+        self._meta: dict[str, dict] = {}         # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
     def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> list[Response]:
@@ -93,6 +95,7 @@ class Engine:
         st = EngineStats(requests=len(requests))
         fp = self.backend.fingerprint
         keys = [request_key(r, fp) for r in requests]
+        self.last_keys = keys
         unique: dict[str, Request] = {}
         for k, r in zip(keys, requests):
             unique.setdefault(k, r)
@@ -169,7 +172,9 @@ class Engine:
         cache = self.cache
 
         def arrived(items) -> None:
-            _save_meta(cache, [(k, m) for k, _, _, m in items if m])
+            rows = [(k, m) for k, _, _, m in items if m]
+            self._meta.update(rows)
+            _save_meta(cache, rows)
             done([(k, r, resp) for k, r, resp, _ in items])
 
         tr = be.answer(jobs, arrived) or {}
@@ -177,6 +182,13 @@ class Engine:
         st.retries += tr.get("retries", 0)
         st.forwarded_tokens += tr.get("prompt_tokens", 0)
         st.naive_tokens += tr.get("naive_tokens", 0)    # backends that tokenise for themselves
+
+    def provenance(self, keys: list[str]) -> list[dict | None]:
+        """Per-answer provenance (served model id, system fingerprint, usage) of request-level
+        answers, whether they arrived now or were cached by an earlier run; None where none."""
+        missing = [k for k in set(keys) if k not in self._meta]
+        found = answer_meta(self.cache, missing) if (self.cache and missing) else {}
+        return [self._meta.get(k) or found.get(k) for k in keys]
 
     # -- tokenisation (lm-eval 0.4 HFLM._encode_pair) --------------------------------------------
     def _prepare(self, items: list[tuple[str, Request]]) -> list[_Scored]:

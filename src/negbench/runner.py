@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from negbench import __version__
-from negbench.engine import Engine, EngineStats, progress_bar, skip_done
+from negbench.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
 from negbench.requests import request_key
 from negbench.fewshot import build_context, fewshot_draws
 from negbench.metrics import over_seeds, summarize
@@ -285,6 +285,7 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
             continue
         answers = engine.run(reqs, desc=f"shard {n + 1}/{len(shards)}", bar=bar)
         stats.add(engine.last_stats)
+        metas = engine.provenance(engine.last_keys) if is_request_level(backend) else None
         k = 0
         for ui, si in shard:
             u, samples, per = built[ui]
@@ -292,6 +293,8 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
             s = samples[si]
             r = s.pop("_rendered")
             s.update(u.task.mode(u.mode).formulation.score(r, answers[k:k + len(rs)]))
+            if metas is not None and any(metas[k:k + len(rs)]):
+                s["answered_by"] = answered_by(metas[k:k + len(rs)])
             k += len(rs)
         if digest:
             store.write_shard(n, digest, [built[ui][1][si] for ui, si in shard])
@@ -303,6 +306,18 @@ def _score_shards(built, shards, backend, engine: Engine, store: RunStore | None
                 f"{rate:.0f} samples/s, ETA {_hms((total - done_samples) / rate if rate else 0)}")
     bar.close()
     return stats
+
+
+def answered_by(metas: list[dict | None]) -> list[dict]:
+    """Who answered a sample's requests (request-level backends): the distinct served model ids
+    and system fingerprints, so a result can be traced to the exact model version behind an API."""
+    seen: list[dict] = []
+    for m in metas:
+        row = {"served_model": (m or {}).get("served_model"),
+               "system_fingerprint": (m or {}).get("system_fingerprint")}
+        if row not in seen:
+            seen.append(row)
+    return seen
 
 
 def run_warnings(built) -> list[str]:

@@ -138,6 +138,8 @@ class AnthropicBackend:
                            fix="use a generation mode (see 'negbench tasks': modes of kind "
                                "'generate'), e.g. --modes generate")
 
+    has_chat_template = True          # the Messages API takes chat messages only
+
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         return chat_marker(messages)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from negbench.backends.tokenizing import HFTokenization
 from negbench.errors import NegbenchError
 
 CHAT_MARKER = "\x00negbench-chat-messages\x00"   # a prompt that is a list of chat messages
@@ -265,7 +266,7 @@ class _Aborted(Exception):
 
 
 # -- a local tokenizer, tokenising exactly as the transformers backend ----------------------------
-class LocalTokenizer:
+class LocalTokenizer(HFTokenization):
     """The model's tokenizer from a local folder, with :class:`negbench.backends.hf.HFBackend`'s
     BOS rule (the tokenizer's default, never a second BOS), so requests are tokenised as the
     transformers backend tokenises them (lm-eval's ``_encode_pair``)."""
@@ -285,10 +286,8 @@ class LocalTokenizer:
         except Exception as exc:  # noqa: BLE001 - any load failure is the user's folder
             raise ApiError(f"cannot load a tokenizer from {folder}: {exc}".splitlines()[0],
                            where="--tokenizer", fix="give the served model's folder") from None
-        t = self.tokenizer
-        auto = t.bos_token_id is not None and t("a")["input_ids"][:1] == [t.bos_token_id]
-        self.add_bos = auto if add_bos == "auto" else bool(add_bos)
-        self.model_max_length = getattr(t, "model_max_length", None)
+        self.add_bos = self._tokenizer_adds_bos() if add_bos == "auto" else bool(add_bos)
+        self.model_max_length = getattr(self.tokenizer, "model_max_length", None)
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -298,35 +297,6 @@ class LocalTokenizer:
                 h.update(name.encode())
                 h.update(hashlib.sha256(p.read_bytes()).hexdigest().encode())
         return h.hexdigest()[:32]
-
-    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
-        if not texts:
-            return []
-        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        special = self.add_bos if add_special_tokens is None else add_special_tokens
-        bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
-        if not special or bos is None:
-            return ids
-        return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
-
-    def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
-        return self.encode_batch([text], add_special_tokens)[0]
-
-    def decode(self, tokens) -> str:
-        return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
-
-    @property
-    def prefix_token_id(self) -> int:
-        t = self.tokenizer
-        return t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
-
-    @property
-    def has_chat_template(self) -> bool:
-        return bool(getattr(self.tokenizer, "chat_template", None))
-
-    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                  add_generation_prompt=add_generation_prompt)
 
 
 # -- chat prompts without a local template --------------------------------------------------------

@@ -434,6 +434,14 @@ class OpenAIBackend:
         return {"calls": st.calls - before[0], "retries": st.retries - before[1]}
 
     # -- prompts ---------------------------------------------------------------------------------
+    @property
+    def has_chat_template(self) -> bool:
+        """Whether chat prompts can be made: the local tokenizer's template, or the API's own
+        (hosted OpenAI, and servers scored without a local tokenizer: /v1/chat/completions)."""
+        if self.tok is not None and self.flavour != "openai":
+            return self.tok.has_chat_template
+        return True
+
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         """With a local tokenizer that has a chat template: the exact templated text (scored and
         generated as a raw prompt, as the transformers backend does).  Otherwise the messages

@@ -109,12 +109,13 @@ class Judge:
 
 def load_judge(spec: str, *, dtype: str = "auto", device: str = "auto",
                cache_path: str | None = None, progress: bool = True) -> Judge:
-    """A judge on an HF backend (an embedded name, folder, .gguf or hub id), answers cached in
-    ``cache_path`` (default: the negbench response cache)."""
-    from negbench.backends.hf import HFBackend
+    """A judge on any backend ``--model`` accepts: an embedded name, folder, .gguf or hub id, or
+    an API (``openai:gpt-4.1`` as the paper's §3.2, ``anthropic:…``, ``openai-compatible:URL#name``,
+    ``vllm:…``); answers cached in ``cache_path`` (default: the negbench response cache)."""
+    from negbench.backends.specs import open_backend
     from negbench.cache import ResponseCache
     from negbench.engine import Engine, EngineConfig
     from negbench.models import cache_root
-    backend = HFBackend(spec, dtype=dtype, device=device)
+    backend = open_backend(spec, dtype=dtype, device=device)
     cache = ResponseCache(cache_path or cache_root() / "responses.sqlite")
     return Judge(backend, Engine(backend, cache, EngineConfig(progress=progress)))

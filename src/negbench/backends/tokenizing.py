@@ -1,0 +1,50 @@
+"""lm-eval 0.4 HFLM's tokenisation rules over a ``transformers`` tokenizer, in one place: the
+in-process backend and the API backends' local tokenizer (which must tokenise requests exactly as
+the in-process backend does, so served and local answers can be compared token for token) share it.
+The class using it sets ``self.tokenizer`` and ``self.add_bos``."""
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class HFTokenization:
+    tokenizer: object
+    add_bos: bool
+
+    def _tokenizer_adds_bos(self) -> bool:
+        """The tokenizer's own default: does it put BOS in front (Llama-3, Gemma) or not
+        (GPT-2-style tokenizers such as SmolLM2's)?"""
+        bos = self.tokenizer.bos_token_id
+        return bos is not None and self.tokenizer("a")["input_ids"][:1] == [bos]
+
+    def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
+        return self.encode_batch([text], add_special_tokens)[0]
+
+    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
+        """BOS by the tokenizer's default (``add_bos``), never a second one when the text already
+        starts with the BOS string (a chat template's output)."""
+        if not texts:
+            return []
+        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        special = self.add_bos if add_special_tokens is None else add_special_tokens
+        bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
+        if not special or bos is None:
+            return ids
+        return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
+
+    @property
+    def prefix_token_id(self) -> int:
+        """Token that stands in for an empty context (lm-eval: BOS if set, else EOS)."""
+        t = self.tokenizer
+        return t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
+
+    @property
+    def has_chat_template(self) -> bool:
+        return bool(getattr(self.tokenizer, "chat_template", None))
+
+    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=add_generation_prompt)
