@@ -130,10 +130,16 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("name", nargs="?", help="exporter (omit to list them)")
     x.add_argument("--split", default=None, help="data split (default: the exporter's)")
     x.add_argument("--out", default=None, help="output .jsonl (default: <name>.<split>.jsonl)")
+    from negbench.train.export import add_llama_factory_args
+    add_llama_factory_args(x)
     from negbench.build.cli import add_build_parser
     from negbench.report.cli import add_report_parsers
     add_report_parsers(sub)
     add_build_parser(sub)
+    from negbench.train.cli import add_train_parser
+    add_train_parser(sub)
+    from negbench.train.experiment import add_experiment_parser
+    add_experiment_parser(sub)
     return p
 
 
@@ -158,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             from negbench.build.cli import run_build
             return run_build(args)
+        if args.command in ("train", "recipes"):
+            from negbench.train.cli import run_train
+            return run_train(args)
+        if args.command == "experiment":
+            from negbench.train.experiment import run_experiment
+            return run_experiment(args)
         build_parser().print_help()
         return 0
     except NegbenchError as exc:
@@ -274,38 +286,24 @@ def cmd_run(args) -> int:
     return 0
 
 
-API_PREFIXES = ("openai:", "openai-compatible:", "anthropic:", "vllm:")
-
-
 def _is_api_spec(spec: str) -> bool:
-    return spec.startswith(API_PREFIXES)
+    from negbench.backends.specs import is_api_spec
+    return is_api_spec(spec)
 
 
 def make_backend(args, backend_kw: dict):
-    """The backend a --model spec names: a request-level API backend for ``openai:``,
-    ``openai-compatible:``, ``anthropic:`` and ``vllm:`` specs, else transformers."""
-    spec = args.model
-    if not _is_api_spec(spec):
-        from negbench.backends.hf import HFBackend
-        return HFBackend(spec, **backend_kw)
-    from negbench.backends.api_common import TransportConfig
-    from negbench.errors import OptionError
-    if args.adapter:
-        raise OptionError("--adapter applies to local transformers models only", where="--adapter",
-                          fix="serve the adapter with the server (vLLM: --vllm-arg=--enable-lora …)")
-    tc = TransportConfig(concurrency=args.concurrency, rate_limit=args.rate_limit,
-                         max_retries=args.max_retries, timeout=args.timeout, seed=args.api_seed)
-    if spec.startswith("anthropic:"):
-        from negbench.backends.anthropic_api import AnthropicBackend
-        return AnthropicBackend(spec, api_key_env=args.api_key_env, transport=tc)
-    kw = dict(tokenizer=args.tokenizer, add_bos=backend_kw["add_bos"],
-              max_length=backend_kw["max_length"], api_key_env=args.api_key_env, transport=tc)
-    if spec.startswith("vllm:"):
-        from negbench.backends.vllm_server import ManagedVLLMBackend
-        return ManagedVLLMBackend(spec[len("vllm:"):], extra_args=args.vllm_arg,
-                                  dtype=backend_kw["dtype"], **kw)
-    from negbench.backends.openai_api import OpenAIBackend
-    return OpenAIBackend(spec, **kw)
+    """The backend a --model spec names (:func:`negbench.backends.specs.open_backend`), with the
+    API options of the command line."""
+    from negbench.backends.specs import open_backend
+    transport = None
+    if _is_api_spec(args.model):
+        from negbench.backends.api_common import TransportConfig
+        transport = TransportConfig(concurrency=args.concurrency, rate_limit=args.rate_limit,
+                                    max_retries=args.max_retries, timeout=args.timeout,
+                                    seed=args.api_seed)
+    return open_backend(args.model, **backend_kw, tokenizer=args.tokenizer,
+                        api_key_env=args.api_key_env, transport=transport,
+                        vllm_args=args.vllm_arg or ())
 
 
 def _check_adapter(adapter: str | None) -> None:
@@ -343,6 +341,9 @@ def cmd_rescore(args) -> int:
 
 def cmd_export(args) -> int:
     from negbench.alpaca import exporters, get_exporter, write_alpaca
+    from negbench.train.export import run_export, wants_llama_factory
+    if wants_llama_factory(args):
+        return run_export(args)
     if not args.name:
         ex = exporters()
         w = max((len(n) for n in ex), default=0)
@@ -359,7 +360,7 @@ def cmd_export(args) -> int:
 
 def print_tables(results: dict) -> None:
     """The task tables saved with the run, then the run-level report sections."""
-    from negbench.reports import run_sections
+    from negbench.report.sections import run_sections
     tables = dict(results.get("tables") or {})
     tables.update(run_sections(results))
     for name, table in tables.items():

@@ -59,6 +59,22 @@ def _unlink(tmp: str | None) -> None:
             pass
 
 
+def check_writable_folder(out: str | Path, where: str) -> Path:
+    """An output folder that can be made or written: not a file, and its nearest existing
+    ancestor writable.  A clear error naming the option otherwise; nothing is created."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{where} {out} is a file, not a folder", where=where,
+                          fix=f"choose another {where}")
+    probe = out.absolute()
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir() or not os.access(probe, os.W_OK):
+        raise OutputError(f"cannot write under {probe}", where=where,
+                          fix="choose a folder you can write to")
+    return out
+
+
 def write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 

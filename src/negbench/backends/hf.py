@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from negbench.backends.base import QueryResult, RowInput
+from negbench.backends.tokenizing import HFTokenization
 from negbench.errors import ModelError, NegbenchError
 from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
 
@@ -36,7 +37,7 @@ def _quiet_transformers() -> None:
         pass
 
 
-class HFBackend:
+class HFBackend(HFTokenization):
     """A causal LM from transformers, scored through packed rows with a trie attention mask."""
 
     name = "hf"
@@ -58,6 +59,7 @@ class HFBackend:
                  revision: str | None = None, threads: int | None = None):
         self._init_runtime(device, dtype, threads)
         self.source = resolve(model)
+        adapter_train = check_adapter_base(adapter, self.source) if adapter else None
         self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
         self.adapter = adapter
         adapter_fp = None
@@ -85,6 +87,8 @@ class HFBackend:
               "max_length": self.max_length}
         self.fingerprint_info = fp
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
+        if adapter_train:                  # results.json names the adapter and its recipe
+            self.fingerprint_info = {**fp, "adapter_train": adapter_train}
 
     def _init_runtime(self, device: str, dtype: str, threads: int | None) -> None:
         """Threads, device and dtype, checked before any weights are read."""
@@ -185,42 +189,11 @@ class HFBackend:
         return self.source.folder or self.source.hub_id
 
     # -- tokenisation --------------------------------------------------------------------------
-    def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
-        return self.encode_batch([text], add_special_tokens)[0]
-
-    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
-        if not texts:
-            return []
-        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        special = self.add_bos if add_special_tokens is None else add_special_tokens
-        bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
-        if not special or bos is None:
-            return ids
-        return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
-
-    def _tokenizer_adds_bos(self) -> bool:
-        bos = self.tokenizer.bos_token_id
-        return bos is not None and self.tokenizer("a")["input_ids"][:1] == [bos]
-
-    def decode(self, tokens: Sequence[int]) -> str:
-        return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
-
-    @property
-    def prefix_token_id(self) -> int:
-        """Token that stands in for an empty context (lm-eval: BOS if set, else EOS)."""
-        t = self.tokenizer
-        return t.bos_token_id if t.bos_token_id is not None else t.eos_token_id
-
-    @property
-    def has_chat_template(self) -> bool:
-        return bool(getattr(self.tokenizer, "chat_template", None))
-
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         if not self.has_chat_template:
             raise ModelError(f"model '{self.source.spec}' has no chat template",
                              where="--chat", fix="drop --chat for base models")
-        return self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                  add_generation_prompt=add_generation_prompt)
+        return super().apply_chat_template(messages, add_generation_prompt)
 
     # -- scoring -------------------------------------------------------------------------------
     def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
@@ -474,6 +447,37 @@ def _as_list(x) -> list[int]:
     if x is None:
         return []
     return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:
+    """For an adapter ``negbench train`` made (its ``negbench_train.json``): the base model it
+    was trained on must be ``source`` — a clear error otherwise, before any weights are read.
+    Returns what ``results.json`` records about the adapter (None for other adapters)."""
+    path = Path(adapter).expanduser()
+    meta = path / "negbench_train.json"
+    if not meta.is_file():
+        return None
+    try:
+        info = json.loads(meta.read_text(encoding="utf-8"))
+        base = info.get("base_model") or {}
+        recipe = info.get("recipe") or {}
+    except (OSError, ValueError, AttributeError):
+        raise ModelError(f"{meta} is damaged", where="--adapter",
+                         fix="train the adapter again (negbench train), or delete the file to "
+                             "use the adapter without its provenance") from None
+    want = base.get("fingerprint")
+    have = source_fingerprint(source)
+    if want and want != have:
+        raise ModelError(f"the adapter {path} was trained on the base model '{base.get('spec')}' "
+                         f"({want[:24]}…), not on '{source.spec}' ({have[:24]}…)",
+                         where="--adapter",
+                         fix=f"evaluate it with --model {base.get('spec')} (the same weights), or "
+                             "train an adapter for this model")
+    data = info.get("data") or {}
+    return {"path": str(path.resolve()), "recipe": recipe.get("name"), "paper": recipe.get("paper"),
+            "base_model": base.get("spec"), "base_fingerprint": want,
+            "data": data.get("spec"), "data_fingerprint": data.get("fingerprint"),
+            "steps": info.get("steps"), "trained": info.get("finished")}
 
 
 def _attach_adapter(model, adapter: str):

@@ -66,7 +66,8 @@ def add_report_parsers(sub) -> None:
                        "machine-readable report.json + CSV files, from one or more run folders. No "
                        "model is loaded.", epilog=REPORT_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("runs", nargs="+", metavar="RUN", help="run folders (written by 'negbench run')")
+    r.add_argument("runs", nargs="+", metavar="RUN", help="run folders (written by 'negbench run'), "
+                   "or experiment folders (negbench experiment: the matrix and its heatmap)")
     r.add_argument("--out", "-o", default=None,
                    help="report folder (default: RUN/report for one run, ./negbench-report for several or "
                         "when RUN is read-only); the run folders are only read")
@@ -131,17 +132,18 @@ def default_out(runs: list[str]) -> Path:
 
 def run_report(args) -> int:
     from negbench.report.build import FORMATS, build, write
+    from negbench.report.matrix import experiment_title, with_experiments
     formats = list(args.formats or FORMATS)
     if args.no_plots and "plots" in formats:
         formats.remove("plots")
     want_plots = not args.no_plots and ("plots" in formats or "html" in formats)
-    rep = build(args.runs, labels=_labels(args.label), groups=_groups(args.group),
+    rep = with_experiments(build)(args.runs, labels=_labels(args.label), groups=_groups(args.group),
                 baseline=None if args.no_compare else args.baseline, recompute=args.recompute,
                 plots=want_plots, n_resamples=args.bootstrap, seed=args.seed, alpha=args.alpha,
                 max_samples_per_unit=args.max_samples, force=args.force,
                 all_samples=args.all_samples)
     out = Path(args.out) if args.out else default_out(args.runs)
-    files = write(rep, out, formats, args.title)
+    files = write(rep, out, formats, args.title or experiment_title(rep))
     print(f"{len(rep.runs)} run(s): {len(rep.tables)} table(s), {len(rep.plots)} plot(s), "
           f"{len(rep.comparisons)} comparison(s), {len(rep.views)} samples")
     for w in rep.warnings:

@@ -420,6 +420,8 @@ def stratified_blocks(release: Release, keys: list[str], n_sentences: int, seed:
 
 
 TYPE_NAMES = ("affirmation", "negation") + NEGATION_TYPES
+#: ``polarity=`` (§6, Table 7): a shorthand for ``types=affirmation`` / ``types=negation``.
+POLARITIES = {"affirmative": frozenset({"affirmation"}), "negative": frozenset({"negation"})}
 
 
 def matches_types(s: Sentence, types: frozenset[str]) -> bool:
@@ -471,7 +473,7 @@ def parse_selection(options: dict[str, str]) -> Selection:
             return int(v)
         except ValueError:
             raise TaskError(f"{NAME}: option {key}={v!r} is not an integer", where="--tasks") from None
-    known = {"source", "split", "split_seed", "sample", "seed", "patterns", "types"}
+    known = {"source", "split", "split_seed", "sample", "seed", "patterns", "types", "polarity"}
     for k in options:
         if k not in known:
             raise TaskError(f"{NAME}: unknown option {k!r}", where="--tasks",
@@ -490,6 +492,17 @@ def parse_selection(options: dict[str, str]) -> Selection:
         if not types <= set(TYPE_NAMES):
             raise TaskError(f"{NAME}: unknown type in {options['types']!r}", where="--tasks",
                             fix="types: " + ", ".join(TYPE_NAMES) + " (joined with +)")
+    if "polarity" in options:            # Table 7: affirmative-only / negative-only subsets
+        pol = options["polarity"]
+        if pol not in POLARITIES:
+            raise TaskError(f"{NAME}: polarity {pol!r}", where="--tasks",
+                            fix="polarity=affirmative or polarity=negative")
+        keep = POLARITIES[pol]
+        types = keep if types is None else frozenset(
+            t for t in types if (t == "affirmation") == ("affirmation" in keep))
+        if not types:
+            raise TaskError(f"{NAME}: polarity={pol} and types={options['types']} select nothing",
+                            where="--tasks", fix="drop one of them, or choose types of that polarity")
     return Selection(options.get("source") or None, split,
                      ints("split_seed", options.get("split_seed", "0")),
                      ints("sample", options["sample"]) if "sample" in options else None,
@@ -683,7 +696,7 @@ MODES = {
                       render_chat=render_chat),
 }
 
-OPTION_ORDER = ("source", "split", "split_seed", "sample", "seed", "patterns", "types")
+OPTION_ORDER = ("source", "split", "split_seed", "sample", "seed", "patterns", "types", "polarity")
 
 
 def canonical_name(options: dict[str, str]) -> str:

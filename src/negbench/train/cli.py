@@ -1,0 +1,122 @@
+"""``negbench train`` and ``negbench recipes``: the command-line face of :mod:`negbench.train`.
+
+Wire into ``negbench.cli``: ``add_train_parser(sub)`` in ``build_parser`` and
+``if args.command in ("train", "recipes"): return run_train(args)`` in ``main``.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from negbench.options import whole_number
+
+EPILOG = """examples:
+  negbench recipes                                         # every recipe and hyper-parameter
+  negbench recipes notadataset --yaml > my.yaml            # a config file to edit
+  negbench train --recipe notadataset --model smollm2 --out runs/nad-lora \\
+      --data 'notadataset[sample=2000]' --eval-limit 3000
+  negbench train --recipe konubench-cloze --model gemma3-270m --out runs/ko-cloze --max-steps 50
+  negbench train --recipe nubench-simple --model ./my-model --out runs/nu --set learning_rate=2e-4
+  negbench train --recipe nubench-simple --model M --out D --data my_pairs.jsonl --no-eval
+
+The adapter is written to OUT/adapter (with negbench_train.json), the evaluation runs to
+OUT/eval/base and OUT/eval/adapter, the comparison to OUT/compare.md. A killed training resumes
+from its last checkpoint when the same command is run again.
+"""
+
+
+def add_train_parser(subparsers) -> None:
+    t = subparsers.add_parser(
+        "train", help="LoRA fine-tuning with a paper's recipe, then before/after evaluation",
+        description="Fine-tune a LoRA adapter with one of the papers' recipes (peft + "
+                    "transformers Trainer), then evaluate the base model and the adapter on the "
+                    "recipe's test protocol and compare them (flips, McNemar, paired bootstrap).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.add_argument("--recipe", default=None,
+                   help="recipe name (negbench recipes lists them); optional with a --config "
+                        "file that names one")
+    t.add_argument("--model", default=None,
+                   help="base model: embedded name, folder, .gguf or hub id (default: "
+                        "smollm2-135m-instruct; gemma3-270m for Korean recipes)")
+    t.add_argument("--out", required=True, help="output folder (adapter in OUT/adapter)")
+    t.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a recipe setting, e.g. --set learning_rate=2e-4 (repeatable; "
+                        "strings take \\n escapes, lists are comma-separated, 'none' clears)")
+    t.add_argument("--config", default=None, metavar="FILE.yaml",
+                   help="YAML file of recipe settings (applied before --set)")
+    t.add_argument("--data", default=None,
+                   help="training data: an exporter spec (negbench export lists them), e.g. "
+                        "'notadataset[patterns=1+3,polarity=negative,sample=2000]', or a "
+                        ".json/.jsonl file of Alpaca records (default: the recipe's)")
+    t.add_argument("--max-steps", type=whole_number(1), default=None,
+                   help="stop after N optimiser steps (instead of the recipe's epochs)")
+    t.add_argument("--no-eval", action="store_true",
+                   help="do not evaluate base model and adapter after training")
+    t.add_argument("--eval-limit", type=whole_number(1), default=None,
+                   help="evaluate only the first N test records (notadataset: sample=N, a "
+                        "stratified sample of whole test blocks, at least 5 per pattern)")
+    t.add_argument("--overwrite", action="store_true",
+                   help="replace a finished adapter of a different training in OUT (and "
+                        "evaluation runs of a different configuration)")
+    t.add_argument("--restart", action="store_true",
+                   help="discard an unfinished training in OUT instead of resuming it")
+    t.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
+    t.add_argument("--threads", type=whole_number(1), default=None, help="CPU threads for torch")
+    t.add_argument("--cache", default=None,
+                   help="response cache file of the evaluation (default: negbench's)")
+    t.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    r = subparsers.add_parser("recipes", help="list the fine-tuning recipes and every setting",
+                              description="The papers' LoRA recipes: name, source, and every "
+                                          "hyper-parameter (docs/training.md explains them).")
+    r.add_argument("name", nargs="?", help="show one recipe")
+    r.add_argument("--yaml", action="store_true",
+                   help="print the recipe as a YAML config (for --config)")
+    r.add_argument("--llama-factory", dest="llama_factory", action="store_true",
+                   help="print the recipe's LLaMA-Factory training YAML keys")
+
+
+def run_train(args) -> int:
+    if args.command == "recipes":
+        return cmd_recipes(args)
+    return cmd_train(args)
+
+
+def cmd_recipes(args) -> int:
+    from negbench.train import recipes as R
+    if not args.name:
+        if args.yaml or args.llama_factory:
+            from negbench.errors import OptionError
+            raise OptionError("--yaml / --llama-factory show one recipe", where="negbench recipes",
+                              fix="negbench recipes NAME --yaml")
+        print(R.table())
+        print("\nnegbench recipes NAME shows one; --yaml writes it as a --config file. "
+              "Sources: docs/training.md.")
+        return 0
+    rec = R.get_recipe(args.name)
+    if args.yaml:
+        sys.stdout.write(R.to_yaml(rec))
+    elif args.llama_factory:
+        import yaml
+        y, caveats = rec.llamafactory("MODEL", rec.name.replace("-", "_"), "TEMPLATE",
+                                      f"saves/{rec.name}")
+        sys.stdout.write(yaml.safe_dump(y, sort_keys=False, allow_unicode=True))
+        for c in caveats:
+            print(f"# not expressible: {c}")
+    else:
+        print(R.describe(rec))
+    return 0
+
+
+def cmd_train(args) -> int:
+    from negbench.models import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
+    from negbench.train.recipes import resolve_recipe
+    recipe = resolve_recipe(args.recipe, config=args.config, overrides=args.overrides,
+                            data=args.data, max_steps=args.max_steps, eval_limit=args.eval_limit)
+    model = args.model or (MULTILINGUAL_DEFAULT if recipe.language != "en" else DEFAULT_MODEL)
+    from negbench.train.trainer import train
+    adapter = train(recipe, model, args.out, eval=not args.no_eval, overwrite=args.overwrite,
+                    restart=args.restart, device=args.device, threads=args.threads,
+                    cache=args.cache, progress=not args.quiet)
+    print(f"adapter: {adapter}")
+    return 0

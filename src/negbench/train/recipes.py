@@ -1,0 +1,653 @@
+"""The papers' LoRA fine-tuning recipes as typed, overridable configurations.
+
+A :class:`Recipe` holds every setting of a training run: the data, the prompt format, LoRA, the
+optimiser and schedule, checkpoints, and the evaluation that follows.  The registered recipes
+reproduce the papers (values and where each comes from are in the comments below and in
+``docs/training.md``); any field can be changed from a YAML file (``--config``) or the command
+line (``--set key=value``), and the effective recipe is saved with the adapter.
+
+Where a paper is silent, the value comes from the paper's own code or tool (LLaMA-Factory for
+Thunder-NUBench, the official ``sft/`` scripts for Thunder-KoNUBench, the official repository's
+``configs/train/*.yaml`` and ``config.py`` for This is not a Dataset), and the comment says so.
+
+No torch import here: ``negbench recipes`` and the validation of a command run before any model
+is loaded.
+"""
+from __future__ import annotations
+
+import difflib
+import typing
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from negbench.errors import OptionError
+
+#: Fields that name and describe a recipe; everything else is a setting that can be overridden.
+META_FIELDS = ("name", "paper", "summary", "language", "variant")
+#: Settings that change what is trained (a finished adapter with the same values is reused, an
+#: unfinished one with the same values is resumed).  The rest only change logging, checkpoints and
+#: the evaluation.
+NOT_IDENTITY = ("logging_steps", "save_steps", "save_total_limit", "eval_task", "eval_modes",
+                "eval_chat", "eval_limit")
+
+TEMPLATES = ("auto", "chat", "plain")
+EVAL_CHAT = ("auto", "yes", "no")
+SCHEDULERS = ("linear", "cosine", "cosine_with_restarts", "polynomial", "constant",
+              "constant_with_warmup", "inverse_sqrt", "reduce_lr_on_plateau",
+              "cosine_with_min_lr", "warmup_stable_decay")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One fine-tuning configuration.  ``negbench recipes`` lists them; ``docs/training.md``
+    explains every field."""
+
+    # -- what it is (not overridable) -------------------------------------------------------------
+    name: str
+    paper: str                               # where the values come from
+    summary: str = ""
+    language: str = "en"                     # picks the default model (en: smollm2, ko: gemma3)
+    variant: str = "paper"                   # "paper" or "official" (the authors' code)
+
+    # -- training data ------------------------------------------------------------------------------
+    data: str = ""                           # exporter spec (negbench export) or a .json/.jsonl file
+    data_split: str = "train"
+    max_samples: int | None = None           # LLaMA-Factory max_samples: the first N records
+
+    # -- prompt format -------------------------------------------------------------------------------
+    template: str = "auto"                   # chat: the model's chat template; plain: raw text;
+                                             # auto: chat when the model has a template
+    prompt_join: str = "\n"                  # instruction + prompt_join + input (input non-empty)
+    response_prefix: str = ""                # plain template: text between prompt and response
+    append_eos: bool = True                  # plain template: end the response with EOS
+    instruction_chat: str | None = None      # replaces the instruction under a chat template
+    cutoff_len: int = 512                    # tokens of prompt + response (response is cut)
+    prompt_loss_weight: float = 0.0          # 0: loss on the response only; w > 0: prompt
+                                             # tokens carry a share w of the loss (official NaD)
+    # -- LoRA ------------------------------------------------------------------------------------------
+    lora_rank: int = 8
+    lora_alpha: float = 16.0
+    lora_dropout: float = 0.0
+    lora_target: tuple[str, ...] = ("all",)  # "all": every linear layer but the output head
+    quantization: int | None = None          # 8 / 4: bitsandbytes base (GPU only), else none
+
+    # -- optimisation ----------------------------------------------------------------------------------
+    num_train_epochs: float = 3.0
+    max_steps: int | None = None             # optimiser steps; overrides the epochs when set
+    per_device_train_batch_size: int = 1
+    gradient_accumulation_steps: int = 8
+    learning_rate: float = 1e-4
+    lr_scheduler_type: str = "cosine"
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    optim: str = "adamw_torch"
+    bf16: bool = True                        # where the device supports it, else fp32 + a note
+    seed: int = 42
+
+    # -- checkpoints and logging ---------------------------------------------------------------------
+    logging_steps: int = 10
+    save_steps: int = 500
+    save_total_limit: int | None = 2
+
+    # -- evaluation after training ---------------------------------------------------------------------
+    eval_task: str = ""
+    eval_modes: tuple[str, ...] = ()
+    eval_chat: str = "auto"                  # auto: --chat when training used the chat template
+    eval_limit: int | None = None            # first N records (notadataset: ~N sentences, whole blocks)
+
+    # -- views -------------------------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """Every overridable field and its value."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in META_FIELDS}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide what is trained (see :data:`NOT_IDENTITY`)."""
+        return {k: _plain(v) for k, v in self.settings().items() if k not in NOT_IDENTITY}
+
+    @property
+    def effective_batch(self) -> int:
+        return self.per_device_train_batch_size * self.gradient_accumulation_steps
+
+    def llamafactory(self, model_name_or_path: str, dataset: str, template: str,
+                     output_dir: str) -> tuple[dict[str, Any], list[str]]:
+        """The recipe as a LLaMA-Factory ``llamafactory-cli train`` YAML (Listing 10's keys), and
+        the settings LLaMA-Factory cannot express (each a sentence for the user)."""
+        y: dict[str, Any] = {
+            "model_name_or_path": model_name_or_path, "trust_remote_code": True,
+            "stage": "sft", "do_train": True, "finetuning_type": "lora",
+            "lora_rank": self.lora_rank, "lora_alpha": _num(self.lora_alpha),
+            "lora_dropout": self.lora_dropout,
+            "lora_target": "all" if self.lora_target == ("all",) else ",".join(self.lora_target),
+        }
+        if self.quantization:
+            y["quantization_bit"] = self.quantization
+        y.update({"dataset": dataset, "template": template, "cutoff_len": self.cutoff_len})
+        if self.max_samples:
+            y["max_samples"] = self.max_samples
+        y.update({"overwrite_cache": True, "output_dir": output_dir,
+                  "logging_steps": self.logging_steps, "save_steps": self.save_steps,
+                  "plot_loss": True, "overwrite_output_dir": True, "save_only_model": False,
+                  "report_to": "none",
+                  "per_device_train_batch_size": self.per_device_train_batch_size,
+                  "gradient_accumulation_steps": self.gradient_accumulation_steps,
+                  "learning_rate": self.learning_rate, "num_train_epochs": self.num_train_epochs,
+                  "lr_scheduler_type": self.lr_scheduler_type, "warmup_ratio": self.warmup_ratio,
+                  "weight_decay": self.weight_decay, "max_grad_norm": self.max_grad_norm,
+                  "optim": self.optim, "bf16": self.bf16, "seed": self.seed,
+                  "train_on_prompt": False, "resume_from_checkpoint": None})
+        if self.max_steps:
+            y["max_steps"] = self.max_steps
+        if self.save_total_limit:
+            y["save_total_limit"] = self.save_total_limit
+        caveats = []
+        if self.prompt_loss_weight:
+            caveats.append(f"prompt_loss_weight={self.prompt_loss_weight}: LLaMA-Factory trains "
+                           "on the response only (train_on_prompt: false) or on everything "
+                           "(true), not on a weighted prompt")
+        if self.template == "plain" or template == "empty":
+            if self.prompt_join != "\n":
+                caveats.append(f"prompt_join={self.prompt_join!r}: LLaMA-Factory joins "
+                               "instruction and input with one newline; put the joined prompt "
+                               "in 'instruction' and leave 'input' empty")
+            if self.response_prefix:
+                caveats.append(f"response_prefix={self.response_prefix!r}: add it to the start of "
+                               "every 'output'")
+            if not self.append_eos:
+                caveats.append("append_eos=false: LLaMA-Factory's templates end the response "
+                               "with EOS")
+        if self.instruction_chat and self.template != "plain":
+            caveats.append(f"instruction_chat: write {self.instruction_chat!r} as the "
+                           "instruction of the exported records")
+        return y, caveats
+
+
+def _plain(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def _num(v: float) -> int | float:
+    return int(v) if float(v).is_integer() else v
+
+
+# -- the papers' recipes -------------------------------------------------------------------------------
+def _nubench(style: str, exporter: str, task: str, what: str) -> Recipe:
+    # Thunder-NUBench §5.1 and App. N, Listing 10 (Llama-3.1-8B_lora_sft.yaml: lora_rank 8,
+    # lora_target all, cutoff_len 512, max_samples 5000, per_device_train_batch_size 1,
+    # gradient_accumulation_steps 8, learning_rate 1.0e-4, num_train_epochs 3.0, cosine,
+    # warmup_ratio 0.1, bf16, logging_steps 10, save_steps 500) and Listing 11 (Alpaca records);
+    # App. O / Q for the definition and detail instructions.  Listing 10 sets no lora_alpha,
+    # lora_dropout, weight decay, clipping, optimiser or seed: LLaMA-Factory's defaults apply
+    # (alpha = 2 × rank = 16, dropout 0; transformers 4.x: weight_decay 0, max_grad_norm 1.0,
+    # adamw_torch, seed 42) and loss on the response only (train_on_prompt: false).
+    # template "auto": the model's chat template (Listing 10 uses llama3, the model's own);
+    # a model without one gets prompt + "\n" + response + EOS.
+    # Evaluation: zero-shot completion and option modes (App. P, Table 11 "After SFT").
+    return Recipe(
+        name=f"nubench-{style}",
+        paper=f"Thunder-NUBench App. N, Listings 10-11{what}",
+        summary=f"Thunder-NUBench sentence-negation pairs, {style} instruction",
+        data=exporter, max_samples=5000, template="auto", prompt_join="\n",
+        response_prefix="\n", append_eos=True, cutoff_len=512, prompt_loss_weight=0.0,
+        lora_rank=8, lora_alpha=16.0, lora_dropout=0.0, lora_target=("all",),
+        num_train_epochs=3.0, per_device_train_batch_size=1, gradient_accumulation_steps=8,
+        learning_rate=1e-4, lr_scheduler_type="cosine", warmup_ratio=0.1, weight_decay=0.0,
+        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=42,
+        logging_steps=10, save_steps=500, save_total_limit=2,
+        eval_task=task, eval_modes=("completion", "option"), eval_chat="auto")
+
+
+#: The official KoNUBench LoRA targets (sft/load.py build_peft_model).
+QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+def _konubench(fmt: str, variant: str) -> Recipe:
+    # Thunder-KoNUBench §5.1 and App. G: LoRA rank 8, alpha 32, dropout 0.05, all linear layers,
+    # batch 128 with gradient accumulation, cosine, bf16.  App. G gives no learning rate, epochs,
+    # warm-up or seed: those come from the official README command and sft/ code (--global_batch
+    # 128 --micro_batch 16 --learning_rate 3e-5 --seed 1200 --epochs 3 --dtype bf16
+    # --checkpoint_interval 200; DeepSpeed AdamW betas 0.9/0.999, eps 1e-8, weight_decay 0.01,
+    # gradient_clipping 1.0, WarmupCosineLR with warmup_ratio 0.1; model_seq_len 2048).  One
+    # device: micro-batch 16 × accumulation 8 = 128.  Text format of sft/load.py: context =
+    # instruction + "\n\n" + input (BOS as the tokenizer adds it), target = " " + output, no EOS,
+    # loss on the target only, no chat template (negbench export konubench-* splits its records
+    # so that this holds exactly).
+    # variant "official" = sft/load.py as released: LoRA on q/k/v/o_proj only, symbol target
+    # "{letter}. {standard negation}".  variant "paper" (the default, as the paper wins where
+    # they differ — SPEC) = all linear layers, and the symbol format answers the letter (§5.2:
+    # "a label selection problem").
+    official = variant == "official"
+    data = "konubench-cloze" if fmt == "cloze" else (
+        "konubench-symbol" if official else "konubench-symbol[target=letter]")
+    what = ("official sft/load.py (q/k/v/o targets, symbol target '{letter}. {negation}')"
+            if official else "App. G (all linear layers)")
+    return Recipe(
+        name=f"konubench-{fmt}" + ("-official" if official else ""),
+        paper="Thunder-KoNUBench §5.1, App. G" + ("; official sft/load.py" if official
+                                                  else "; lr/epochs/seed: official README"),
+        summary=f"Thunder-KoNUBench {fmt}-style SFT, {what}", language="ko", variant=variant,
+        data=data, template="plain", prompt_join="\n\n", response_prefix=" ", append_eos=False,
+        cutoff_len=2048, prompt_loss_weight=0.0,
+        lora_rank=8, lora_alpha=32.0, lora_dropout=0.05,
+        lora_target=QKVO if official else ("all",),
+        num_train_epochs=3.0, per_device_train_batch_size=16, gradient_accumulation_steps=8,
+        learning_rate=3e-5, lr_scheduler_type="cosine", warmup_ratio=0.1, weight_decay=0.01,
+        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=1200,
+        logging_steps=1, save_steps=200, save_total_limit=2,
+        eval_task="konubench", eval_modes=(fmt,), eval_chat="no")
+
+
+def _notadataset() -> Recipe:
+    # This is not a Dataset §6 and App. B: LoRA on an 8-bit base ("the frozen model weights are
+    # quantized into 8 bits, while the LoRA trainable weights remain in 16 bits"); splits by
+    # block (triple), never by sentence.  App. B gives no hyper-parameter: they come from the
+    # official repository (hitz-zentroa/This-is-not-a-Dataset): configs/train/Vicuna13B.yaml
+    # (per_device_train_batch_size 32, gradient_accumulation_steps 1, learning_rate 3e-4,
+    # weight_decay 0, num_train_epochs 3, cosine, warmup_ratio 0.03, max_seq_length 512;
+    # optim paged_adamw_32bit = AdamW with paged state, same update) and config.py /
+    # load_model.py (lora_r 8, lora_alpha 16, lora_dropout 0.05, target: every linear layer,
+    # prompt_loss_weight 0.05).  Its yaml sets quantization: 4; the paper says 8 bits and wins.
+    # Prompt (dataset.py prepare_data): with a chat template the §4.2 chat prompt as the user
+    # turn and True/False as the assistant turn; else "{prompt} True" / "{prompt} False" + EOS.
+    # negbench tokenises prompt and response apart, so the response is "True" / "False" with no
+    # prefix: its first token is then exactly the token the §4.2 scorer compares (True / False
+    # encoded alone), as the official joint " True" is for its Llama tokenizers.
+    # Seed: transformers' default 42.
+    return Recipe(
+        name="notadataset",
+        paper="This is not a Dataset §6, App. B; official configs/train/*.yaml, config.py",
+        summary="This is not a Dataset true/false sentences, block split (train blocks)",
+        data="notadataset", data_split="train", template="auto", prompt_join=" ",
+        response_prefix="", append_eos=True,
+        instruction_chat="Is the following statement True or False? Answer only True or False.",
+        cutoff_len=512, prompt_loss_weight=0.05,
+        lora_rank=8, lora_alpha=16.0, lora_dropout=0.05, lora_target=("all",), quantization=8,
+        num_train_epochs=3.0, per_device_train_batch_size=32, gradient_accumulation_steps=1,
+        learning_rate=3e-4, lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0,
+        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=42,
+        logging_steps=10, save_steps=500, save_total_limit=2,
+        eval_task="notadataset[split=test]", eval_modes=("next_token",), eval_chat="auto")
+
+
+_RECIPES: dict[str, Recipe] = {r.name: r for r in (
+    _nubench("simple", "nubench-negation", "nubench", ""),
+    _nubench("definition", "nubench-negation-definition", "nubench-definition",
+             "; App. O definition prompt, App. Q"),
+    _nubench("detail", "nubench-negation-detail", "nubench-detail",
+             "; App. O detail prompt (Listing 12), App. Q"),
+    _konubench("cloze", "paper"), _konubench("symbol", "paper"),
+    _konubench("cloze", "official"), _konubench("symbol", "official"),
+    _notadataset(),
+)}
+#: Short names.
+ALIASES = {"nubench": "nubench-simple"}
+
+
+def recipes() -> dict[str, Recipe]:
+    return dict(_RECIPES)
+
+
+def register_recipe(recipe: Recipe) -> Recipe:
+    """Add a recipe (e.g. from an experiment); it is validated first."""
+    validate(recipe)
+    _RECIPES[recipe.name] = recipe
+    return recipe
+
+
+def get_recipe(name: str) -> Recipe:
+    name = ALIASES.get(name, name)
+    if name not in _RECIPES:
+        close = difflib.get_close_matches(name, list(_RECIPES) + list(ALIASES), n=1)
+        raise OptionError(f"unknown recipe '{name}'", where="--recipe",
+                          fix=(f"did you mean '{close[0]}'? " if close else "")
+                          + "known: " + ", ".join(_RECIPES) + " (negbench recipes lists them)")
+    return _RECIPES[name]
+
+
+# -- overrides ---------------------------------------------------------------------------------------
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(Recipe)
+
+
+def setting_names() -> list[str]:
+    return [f.name for f in fields(Recipe) if f.name not in META_FIELDS]
+
+
+def _unknown(key: str, where: str) -> OptionError:
+    if key in META_FIELDS:
+        return OptionError(f"'{key}' names the recipe and cannot be set", where=where,
+                           fix="choose another --recipe, or set its hyper-parameters")
+    close = difflib.get_close_matches(key, setting_names(), n=1)
+    return OptionError(f"unknown recipe setting '{key}'", where=where,
+                       fix=(f"did you mean '{close[0]}'? " if close else "")
+                       + "settings: " + ", ".join(setting_names()))
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+_NONE = {"none", "null", "~", ""}
+
+
+def _unescape(s: str) -> str:
+    """``\\n``, ``\\t`` and ``\\\\`` in a command-line string (a shell cannot type a newline)."""
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 1 < len(s) and s[i + 1] in "nt\\":
+            out.append({"n": "\n", "t": "\t", "\\": "\\"}[s[i + 1]])
+            i += 2
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def coerce(key: str, value: Any, where: str, from_text: bool = False) -> Any:
+    """``value`` as the type of setting ``key`` (text from ``--set``, or a YAML value)."""
+    hints = _hints()
+    if key not in hints or key in META_FIELDS:
+        raise _unknown(key, where)
+    typ = hints[key]
+    args = typing.get_args(typ)
+    optional = type(None) in args
+    base = next((a for a in args if a is not type(None)), typ) if optional else typ
+    origin = typing.get_origin(base)
+
+    def bad(expect: str) -> OptionError:
+        return OptionError(f"{key}: expected {expect}, got {value!r}", where=where,
+                           fix=f"e.g. --set {key}={_example(key)}")
+    if isinstance(value, str) and from_text:
+        low = value.strip().lower()
+        if optional and low in _NONE:
+            return None
+        if base is bool:
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise bad("true or false")
+        if base is int:
+            try:
+                return int(value)
+            except ValueError:
+                raise bad("a whole number") from None
+        if base is float:
+            try:
+                return float(value)
+            except ValueError:
+                raise bad("a number") from None
+        if origin is tuple:
+            return tuple(x.strip() for x in value.split(",") if x.strip())
+        return _unescape(value)
+    if value is None:
+        if optional:
+            return None
+        raise bad(_type_name(base))
+    if base is bool:
+        if isinstance(value, bool):
+            return value
+        raise bad("true or false")
+    if base is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise bad("a whole number")
+    if base is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):            # YAML reads 1e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise bad("a number")
+    if origin is tuple:
+        if isinstance(value, str):
+            return tuple(x.strip() for x in value.split(",") if x.strip())
+        if isinstance(value, (list, tuple)) and all(isinstance(x, str) for x in value):
+            return tuple(value)
+        raise bad("a list of names")
+    if isinstance(value, str):
+        return value
+    raise bad("text")
+
+
+def _type_name(t: Any) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "text"}.get(t, str(t))
+
+
+def _example(key: str) -> str:
+    v = getattr(get_recipe("nubench-simple"), key, None)
+    if isinstance(v, tuple):
+        return ",".join(v) or "a,b"
+    if v is None:
+        return "none"
+    return str(v).replace("\n", "\\n") or "''"
+
+
+def parse_set(items: Iterable[str]) -> list[tuple[str, str, str]]:
+    """``--set key=value`` items → (key, text value, where)."""
+    out = []
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"--set {item!r} is not key=value", where="--set",
+                              fix="write --set learning_rate=2e-4 (one setting per --set)")
+        out.append((key.strip(), val, f"--set {key.strip()}"))
+    return out
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """A YAML (or JSON) file of settings: ``{learning_rate: 2e-4, lora_rank: 16, …}``; an
+    optional ``recipe:`` key names the recipe it starts from."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise OptionError(f"config file not found: {p}", where="--config",
+                          fix="give a YAML file of recipe settings (negbench recipes NAME --yaml "
+                              "writes one to start from)")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OptionError(f"cannot read the config file {p} ({exc})", where="--config",
+                          fix="give a readable UTF-8 YAML file") from None
+    import yaml
+    try:
+        obj = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise OptionError(f"the config file is not valid YAML ({problem})", where=f"{p}{at}",
+                          fix="fix the YAML syntax (key: value, one per line)") from None
+    if obj is None:
+        return {}
+    if not isinstance(obj, dict):
+        raise OptionError(f"the config file must be a mapping of settings, not a "
+                          f"{type(obj).__name__}", where=str(p),
+                          fix="write one 'key: value' per line")
+    return obj
+
+
+def apply(recipe: Recipe, values: Mapping[str, Any] | Iterable[tuple[str, Any, str]],
+          where: str = "overrides", from_text: bool = False) -> Recipe:
+    """A copy of ``recipe`` with settings changed (unknown keys and bad values are errors)."""
+    items = ([(k, v, f"{where}: {k}") for k, v in values.items()]
+             if isinstance(values, Mapping) else list(values))
+    changes: dict[str, Any] = {}
+    for key, val, w in items:
+        changes[key] = coerce(key, val, w, from_text=from_text)
+    out = replace(recipe, **changes)
+    validate(out, {k: w for k, _, w in items})
+    return out
+
+
+def resolve_recipe(recipe: str | Recipe | None, *, config: str | Path | None = None,
+                   overrides: Mapping[str, Any] | Iterable[str] | None = None,
+                   data: str | None = None, max_steps: int | None = None,
+                   eval_limit: int | None = None) -> Recipe:
+    """The effective recipe: the named one (or the config file's ``recipe:``), then the YAML
+    ``config``, then ``overrides`` (a mapping, or ``key=value`` strings as ``--set`` takes), then
+    ``data`` / ``max_steps`` / ``eval_limit``."""
+    cfg = load_config(config) if config else {}
+    cname = cfg.pop("recipe", None)
+    if isinstance(recipe, Recipe):
+        r = recipe
+    else:
+        if recipe is None and cname is None:
+            raise OptionError("no recipe given", where="--recipe",
+                              fix="--recipe NAME (negbench recipes lists them)")
+        if recipe is not None and cname is not None and \
+                ALIASES.get(str(cname), str(cname)) != ALIASES.get(recipe, recipe):
+            raise OptionError(f"the config file is for recipe '{cname}', not '{recipe}'",
+                              where=str(config), fix="drop --recipe or the file's 'recipe:' line")
+        r = get_recipe(recipe if recipe is not None else str(cname))
+    if cfg:
+        r = apply(r, [(str(k), v, f"{config}: {k}") for k, v in cfg.items()])
+    if overrides:
+        if isinstance(overrides, Mapping):
+            r = apply(r, [(k, v, f"override {k}") for k, v in overrides.items()])
+        else:
+            r = apply(r, parse_set(overrides), from_text=True)
+    extra = [(k, v, w) for k, v, w in (("data", data, "--data"), ("max_steps", max_steps, "--max-steps"),
+                                       ("eval_limit", eval_limit, "--eval-limit")) if v is not None]
+    return apply(r, extra) if extra else r
+
+
+def validate(r: Recipe, where: Mapping[str, str] | None = None) -> Recipe:
+    """Check every setting's range; the error names the setting and where it was set."""
+    where = where or {}
+
+    def err(key: str, what: str, fix: str) -> OptionError:
+        return OptionError(f"{key}: {what}", where=where.get(key, f"recipe {r.name}"), fix=fix)
+
+    def at_least(key: str, lo: float, optional: bool = False) -> None:
+        v = getattr(r, key)
+        if v is None and optional:
+            return
+        if v is None or v < lo:
+            raise err(key, f"must be at least {lo}, got {v!r}", f"--set {key}=<a value ≥ {lo}>")
+    at_least("lora_rank", 1)
+    at_least("cutoff_len", 2)
+    at_least("per_device_train_batch_size", 1)
+    at_least("gradient_accumulation_steps", 1)
+    at_least("logging_steps", 1)
+    at_least("save_steps", 1)
+    at_least("seed", 0)
+    at_least("max_samples", 1, optional=True)
+    at_least("max_steps", 1, optional=True)
+    at_least("save_total_limit", 1, optional=True)
+    at_least("eval_limit", 1, optional=True)
+    for key in ("lora_alpha", "learning_rate", "num_train_epochs"):
+        if not getattr(r, key) > 0:
+            raise err(key, f"must be positive, got {getattr(r, key)!r}", f"--set {key}=<a positive number>")
+    for key in ("weight_decay", "max_grad_norm"):
+        if getattr(r, key) < 0:
+            raise err(key, f"must not be negative, got {getattr(r, key)!r}", f"--set {key}=0")
+    for key, hi in (("lora_dropout", 1.0), ("warmup_ratio", 1.0), ("prompt_loss_weight", 1.0)):
+        v = getattr(r, key)
+        if not 0 <= v < hi:
+            raise err(key, f"must lie in [0, {hi}), got {v!r}", f"--set {key}=0.1")
+    if r.template not in TEMPLATES:
+        raise err("template", f"unknown template {r.template!r}", "one of " + ", ".join(TEMPLATES))
+    if r.eval_chat not in EVAL_CHAT:
+        raise err("eval_chat", f"{r.eval_chat!r}", "one of " + ", ".join(EVAL_CHAT))
+    if r.quantization not in (None, 4, 8):
+        raise err("quantization", f"{r.quantization!r} bits", "8, 4 or none")
+    if r.lr_scheduler_type not in SCHEDULERS:
+        raise err("lr_scheduler_type", f"unknown scheduler {r.lr_scheduler_type!r}",
+                  "one of " + ", ".join(SCHEDULERS))
+    if not r.lora_target or any(not t for t in r.lora_target):
+        raise err("lora_target", "no module named", "--set lora_target=all, or q_proj,v_proj,…")
+    if "all" in r.lora_target and len(r.lora_target) > 1:
+        raise err("lora_target", "'all' cannot be combined with module names",
+                  "--set lora_target=all, or list the modules")
+    if not r.data:
+        raise err("data", "no training data", "--data NAME (negbench export lists them) or FILE.jsonl")
+    if not r.data_split:
+        raise err("data_split", "empty", "--set data_split=train")
+    if not r.eval_task:
+        raise err("eval_task", "no evaluation task", "--set eval_task=TASK, or --no-eval")
+    try:
+        from transformers.training_args import OptimizerNames
+        optims = [o.value for o in OptimizerNames]
+    except Exception:                         # transformers missing: the trainer says so later
+        optims = None
+    if optims is not None and r.optim not in optims:
+        close = difflib.get_close_matches(r.optim, optims, n=1)
+        raise err("optim", f"unknown optimiser {r.optim!r}",
+                  (f"did you mean '{close[0]}'? " if close else "") + "e.g. adamw_torch")
+    return r
+
+
+# -- listing -----------------------------------------------------------------------------------------
+def _fmt(v: Any) -> str:
+    if isinstance(v, tuple):
+        return ",".join(v) if v else "-"
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    s = str(v)
+    return repr(s) if ("\n" in s or s.strip() != s or not s) else s
+
+
+def table(rs: Iterable[Recipe] | None = None, width: int = 32) -> str:
+    """Plain text: a summary line per recipe, then every setting, one column per recipe
+    (recipes of the same paper side by side)."""
+    rs = list(rs if rs is not None else _RECIPES.values())
+    lines = []
+    w = max(len(r.name) for r in rs)
+    for r in rs:
+        lines.append(f"{r.name:<{w}}  {r.paper}")
+    families: dict[str, list[Recipe]] = {}
+    for r in rs:
+        families.setdefault(r.name.split("-")[0], []).append(r)
+    keys = setting_names()
+    kw = max(len(k) for k in keys)
+    for fam in families.values():
+        cols = [[_clip(_fmt(getattr(r, k)), width) for k in keys] for r in fam]
+        cw = [max(len(r.name), *(len(c) for c in col)) for r, col in zip(fam, cols)]
+        lines += ["", "  ".join([f"{'setting':<{kw}}"] + [f"{r.name:<{c}}" for r, c in zip(fam, cw)]).rstrip(),
+                  "  ".join(["-" * kw] + ["-" * c for c in cw])]
+        for i, k in enumerate(keys):
+            lines.append("  ".join([f"{k:<{kw}}"] + [f"{col[i]:<{c}}" for col, c in zip(cols, cw)]).rstrip())
+    return "\n".join(lines)
+
+
+def _clip(s: str, width: int) -> str:
+    return s if len(s) <= width else s[:width - 1] + "…"
+
+
+def describe(r: Recipe) -> str:
+    """One recipe: what it is, then ``key = value`` for every setting."""
+    lines = [f"{r.name}: {r.summary}", f"  paper:   {r.paper}", f"  variant: {r.variant}", ""]
+    kw = max(len(k) for k in setting_names())
+    for k, v in r.settings().items():
+        lines.append(f"  {k:<{kw}} = {_fmt(v)}")
+    lines.append(f"\n  effective batch = {r.effective_batch}")
+    return "\n".join(lines)
+
+
+def to_yaml(r: Recipe) -> str:
+    """A YAML config that reproduces ``r`` (``--config``)."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, s: str):
+        quoted = "\n" in s or s.strip() != s or not s
+        return dumper.represent_scalar("tag:yaml.org,2002:str", s, style='"' if quoted else None)
+    Dumper.add_representer(str, text)
+    body = {"recipe": r.name, **{k: _plain(v) for k, v in r.settings().items()}}
+    return (f"# negbench recipe {r.name} ({r.paper}); edit and pass with --config\n"
+            + yaml.dump(body, Dumper=Dumper, sort_keys=False, allow_unicode=True))
+
+
+__all__ = ["Recipe", "recipes", "get_recipe", "register_recipe", "resolve_recipe", "apply",
+           "coerce", "parse_set", "load_config", "validate", "table", "describe", "to_yaml",
+           "setting_names", "META_FIELDS", "NOT_IDENTITY", "QKVO"]
