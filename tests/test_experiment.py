@@ -9,6 +9,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from clear_error import assert_one_clear_error
 
 pytest.importorskip("peft")
 
@@ -189,13 +190,7 @@ def test_user_mistake(case, tiny_llama, nad, tmp_path, capsys):
     argv = ["experiment", "notadataset-generalisation", "--model", tiny_llama, "--out", str(out),
             "--quiet", *extra]
     code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.count("error:") == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, f"{w!r} not in {err}"
-    assert "loading " not in err, "the model was loaded before the mistake was found"
-    assert not out.exists(), "something was written"
+    assert_one_clear_error(code, capsys.readouterr().err, words, out)
 
 
 def test_output_folder_mistakes(tiny_llama, nad, tmp_path, capsys):

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from clear_error import assert_one_clear_error
 
 pytest.importorskip("peft")
 
@@ -356,13 +357,7 @@ def test_user_mistake(case, tiny_llama, mem_file, tmp_path, capsys, monkeypatch)
     out = tmp_path / "out"
     code = main(["train", "--model", tiny_llama, "--out", str(out), "--quiet", "--device", "cpu",
                  *extra])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.count("error:") == 1 and "Traceback" not in err, err
-    for w in words:
-        assert w in err, f"{w!r} not in {err}"
-    assert "loading " not in err, "the model was loaded before the mistake was found"
-    assert not out.exists(), "something was written"
+    assert_one_clear_error(code, capsys.readouterr().err, words, out)
 
 
 def test_adapter_on_another_base_is_an_error(trained, other_llama, tmp_path, capsys):
