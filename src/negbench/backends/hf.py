@@ -59,13 +59,7 @@ class HFBackend(HFTokenization):
                  revision: str | None = None, threads: int | None = None):
         self._init_runtime(device, dtype, threads)
         self.source = resolve(model)
-        adapter_train = check_adapter_base(adapter, self.source) if adapter else None
-        self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
-        self.adapter = adapter
-        adapter_fp = None
-        if adapter:
-            self.model, adapter_fp = _attach_adapter(self.model, adapter)
-        self.model.eval()
+        adapter_fp, adapter_train = self._load_model(adapter, attn_implementation, revision)
         cfg = self.model.config
         self.model_type = getattr(cfg, "model_type", "")
         # lm-eval 0.4.13 HFLM: the tokenizer's own default (BOS for Llama-3, Gemma, Mistral; none
@@ -179,6 +173,18 @@ class HFBackend(HFTokenization):
                              f"{cache_root()} ({exc.strerror})",
                              fix="set NEGBENCH_CACHE to a writable folder") from exc
         return str(target)
+
+    def _load_model(self, adapter: str | None, attn_implementation: str, revision: str | None):
+        """Weights, tokenizer and LoRA adapter (its recorded base checked before any weights
+        are read), in eval mode.  Returns (adapter fingerprint, adapter provenance)."""
+        adapter_train = check_adapter_base(adapter, self.source) if adapter else None
+        self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
+        self.adapter = adapter
+        adapter_fp = None
+        if adapter:
+            self.model, adapter_fp = _attach_adapter(self.model, adapter)
+        self.model.eval()
+        return adapter_fp, adapter_train
 
     @property
     def weights_folder(self) -> str:

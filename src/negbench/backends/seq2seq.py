@@ -30,7 +30,7 @@ import json
 import logging
 from typing import Sequence
 
-from negbench.backends.hf import HFBackend, _as_list, _attach_adapter, _quiet_transformers
+from negbench.backends.hf import HFBackend, _as_list, _quiet_transformers
 from negbench.errors import ModelError
 from negbench.models import resolve, source_fingerprint
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
@@ -91,12 +91,7 @@ class Seq2SeqBackend(HFBackend):
             raise ModelError(f"'{model}' is a GGUF file; encoder-decoder models load from a "
                              "transformers folder", where="--model",
                              fix="point --model at the model's transformers folder")
-        self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
-        self.adapter = adapter
-        adapter_fp = None
-        if adapter:
-            self.model, adapter_fp = _attach_adapter(self.model, adapter)
-        self.model.eval()
+        adapter_fp, _ = self._load_model(adapter, attn_implementation, revision)
         cfg = self.model.config
         self.model_type = getattr(cfg, "model_type", "")
         # lm-eval: tok_encode(context) uses the tokenizer's default special tokens (T5: a final
