@@ -223,6 +223,16 @@ def test_resume_restores_state(tiny_llama, mem_file, tmp_path):
         assert abs(x - y) < 1e-5 and abs(lx - ly) < 1e-12, (s, x, y)
 
 
+def test_last_step_is_logged(tiny_llama, mem_file, tmp_path):
+    """With logging_steps beyond the run, the history still ends at the final step."""
+    logs = []
+    adapter = _train(tiny_llama, tmp_path / "o", mem_file, max_steps=3,
+                     overrides={"logging_steps": 10}, log=logs.append)
+    hist = _info(adapter)["loss_history"]
+    assert [h["step"] for h in hist] == [3] and hist[0]["loss"] == hist[0]["loss"]   # not NaN
+    assert any("final logged loss" in s and "nan" not in s for s in logs)
+
+
 def test_finished_adapter_is_reused_or_protected(tiny_llama, mem_file, tmp_path, capsys):
     out = tmp_path / "o"
     first = _train(tiny_llama, out, mem_file, max_steps=2)
@@ -369,6 +379,56 @@ def test_adapter_on_another_base_is_an_error(trained, other_llama, tmp_path, cap
     assert code == 2 and err.count("error:") == 1, err
     assert "was trained on the base model" in err and "--model" in err
     assert not out.exists()
+
+
+def test_tokenizer_is_in_provenance_and_checked(trained, tiny_llama, tmp_path, caplog):
+    """The adapter records how its training data was tokenised; a backend whose tokenizer
+    tokenises differently (another transformers version reading the same GGUF) says so, and its
+    fingerprint (the response cache key) differs."""
+    import shutil
+    from transformers import AutoTokenizer
+    from negbench.backends.hf import HFBackend
+    from negbench.backends.tokenizing import tokenizer_fingerprint
+    tok = AutoTokenizer.from_pretrained(tiny_llama)
+    want = _info(trained)["data"]["tokenized"]["tokenizer"]
+    assert want == tokenizer_fingerprint(tok) and len(want) == 16
+    tok.add_tokens(["negbench-probe-token"])
+    assert tokenizer_fingerprint(tok) != want
+    moved = tmp_path / "adapter"
+    shutil.copytree(trained, moved)
+    info = _info(moved)
+    info["data"]["tokenized"]["tokenizer"] = "0" * 16         # as if trained elsewhere
+    (moved / "negbench_train.json").write_text(json.dumps(info))
+    plain = HFBackend(tiny_llama, device="cpu", threads=1)
+    with caplog.at_level("WARNING", logger="negbench"):
+        b = HFBackend(tiny_llama, device="cpu", threads=1, adapter=str(moved))
+    assert b.fingerprint_info["tokenizer"] == plain.fingerprint_info["tokenizer"] == want
+    assert any("tokenises differently" in r.getMessage() for r in caplog.records)
+
+
+def test_adapter_of_a_gguf_fits_its_converted_copy(trained, tiny_llama, tmp_path, monkeypatch):
+    """An adapter trained on a GGUF may be evaluated on negbench's converted copy of that GGUF
+    (the same weights), and on no other folder."""
+    import shutil
+    from negbench.backends.hf import check_adapter_base
+    from negbench.errors import ModelError
+    from negbench.models import resolve
+    monkeypatch.setenv("NEGBENCH_CACHE", str(tmp_path / "cache"))
+    gguf_fp = "gguf:" + "ab12" * 16
+    copy = tmp_path / "cache" / "models" / ("model.Q4-" + "ab12" * 5)
+    shutil.copytree(tiny_llama, copy)
+    (copy / ".complete").write_text("model.Q4.gguf")
+    adapter = tmp_path / "adapter"
+    shutil.copytree(trained, adapter)
+    info = _info(adapter)
+    info["base_model"] = {"spec": "model.Q4.gguf", "fingerprint": gguf_fp}
+    (adapter / "negbench_train.json").write_text(json.dumps(info))
+    assert check_adapter_base(str(adapter), resolve(str(copy)))["base_fingerprint"] == gguf_fp
+    with pytest.raises(ModelError, match="was trained on the base model"):
+        check_adapter_base(str(adapter), resolve(tiny_llama))
+    (copy / ".complete").unlink()                                   # an unfinished copy: no
+    with pytest.raises(ModelError, match="was trained on the base model"):
+        check_adapter_base(str(adapter), resolve(str(copy)))
 
 
 def test_lora_target_that_does_not_exist(tiny_llama, mem_file, tmp_path):

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from negbench.backends.base import QueryResult, RowInput
-from negbench.backends.tokenizing import HFTokenization
+from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.errors import ModelError, NegbenchError
 from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
 
@@ -78,11 +78,17 @@ class HFBackend(HFTokenization):
         fp = {"backend": "hf", "numerics": NUMERICS_VERSION,
               "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
               "adapter": adapter_fp, "dtype": dtype, "add_bos": self.add_bos,
-              "max_length": self.max_length}
+              "max_length": self.max_length, "tokenizer": tokenizer_fingerprint(self.tokenizer)}
         self.fingerprint_info = fp
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
         if adapter_train:                  # results.json names the adapter and its recipe
             self.fingerprint_info = {**fp, "adapter_train": adapter_train}
+            trained_with = adapter_train.get("tokenizer")
+            if trained_with and trained_with != fp["tokenizer"]:
+                log.warning("warning: the adapter was trained with a tokenizer that tokenises "
+                            "differently from this one (%s, here %s): another transformers "
+                            "version or tokenizer files; its scores may not match the training",
+                            trained_with, fp["tokenizer"])
 
     def _init_runtime(self, device: str, dtype: str, threads: int | None) -> None:
         """Threads, device and dtype, checked before any weights are read."""
@@ -473,7 +479,7 @@ def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:
                              "use the adapter without its provenance") from None
     want = base.get("fingerprint")
     have = source_fingerprint(source)
-    if want and want != have:
+    if want and want != have and not _converted_copy_of(source, want):
         raise ModelError(f"the adapter {path} was trained on the base model '{base.get('spec')}' "
                          f"({want[:24]}…), not on '{source.spec}' ({have[:24]}…)",
                          where="--adapter",
@@ -483,7 +489,19 @@ def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:
     return {"path": str(path.resolve()), "recipe": recipe.get("name"), "paper": recipe.get("paper"),
             "base_model": base.get("spec"), "base_fingerprint": want,
             "data": data.get("spec"), "data_fingerprint": data.get("fingerprint"),
+            "tokenizer": (data.get("tokenized") or {}).get("tokenizer"),
             "steps": info.get("steps"), "trained": info.get("finished")}
+
+
+def _converted_copy_of(source: ModelSource, gguf_fp: str) -> bool:
+    """Whether ``source`` is negbench's own converted copy of the GGUF with fingerprint
+    ``gguf_fp`` (the same weights, dequantised once by :meth:`HFBackend._converted_gguf`)."""
+    if not (gguf_fp.startswith("gguf:") and source.folder and not source.gguf_file):
+        return False
+    folder = Path(source.folder)
+    return ((folder / ".complete").is_file()
+            and folder.name.endswith("-" + gguf_fp.split(":", 1)[1][:20])
+            and folder.resolve().parent == (cache_root() / "models").resolve())
 
 
 def _attach_adapter(model, adapter: str):

@@ -31,6 +31,7 @@ import logging
 from typing import Sequence
 
 from negbench.backends.hf import HFBackend, _as_list, _quiet_transformers
+from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.errors import ModelError
 from negbench.models import resolve, source_fingerprint
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
@@ -122,7 +123,8 @@ class Seq2SeqBackend(HFBackend):
         fp = {"backend": "hf-seq2seq", "numerics": SEQ2SEQ_NUMERICS_VERSION,
               "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
               "adapter": adapter_fp, "dtype": dtype, "special_tokens": self.add_bos,
-              "max_length": self.max_length, "decoder_start": self.decoder_start_token_id}
+              "max_length": self.max_length, "decoder_start": self.decoder_start_token_id,
+              "tokenizer": tokenizer_fingerprint(self.tokenizer)}
         self.fingerprint_info = fp
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
 

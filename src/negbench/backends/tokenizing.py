@@ -4,7 +4,30 @@ the in-process backend does, so served and local answers can be compared token f
 The class using it sets ``self.tokenizer`` and ``self.add_bos``."""
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Sequence
+
+#: Texts whose token ids identify a tokenizer's behaviour: English, Korean, Japanese, digits,
+#: whitespace runs, a character outside most vocabularies. Two tokenizers that agree on all of
+#: them almost surely agree everywhere the benchmarks look; ones that differ (a GGUF's tokenizer
+#: read by two transformers versions, say) must not share cached answers.
+TOKENIZER_PROBES = (
+    "The cat is not on the mat; it isn't anywhere, is it? True or False.",
+    "원문: 그는 학교에 가지 않았다. 부정문: 그는 학교에 갔다.",
+    "彼は学校に行かなかった。文の類似度は 4.5 です。",
+    "  leading spaces,\ttabs\nand new lines 1234567890 ",
+    "emoji 🙂 and rare ꙮ",
+)
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """A short content hash of what a ``transformers`` tokenizer does: its size, special tokens
+    and the ids of :data:`TOKENIZER_PROBES` (no special tokens added)."""
+    ids = tokenizer(list(TOKENIZER_PROBES), add_special_tokens=False)["input_ids"]
+    blob = [len(tokenizer), tokenizer.bos_token_id, tokenizer.eos_token_id,
+            tokenizer("a")["input_ids"], ids]
+    return hashlib.sha256(json.dumps(blob).encode()).hexdigest()[:16]
 
 
 class HFTokenization:

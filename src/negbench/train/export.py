@@ -34,7 +34,7 @@ HUB_IDS = {"smollm2-135m-instruct": "HuggingFaceTB/SmolLM2-135M-Instruct",
 ALPACA_COLUMNS = {"prompt": "instruction", "query": "input", "response": "output"}
 README = "README.txt"
 #: Recipe.llamafactory notes that the exported records take care of.
-HANDLED = ("prompt_join=", "response_prefix=", "append_eos=false", "instruction_chat:")
+HANDLED = ("prompt_join=", "response_prefix=", "append_eos=", "instruction_chat:")
 
 
 def add_llama_factory_args(parser) -> None:

@@ -157,9 +157,10 @@ class Recipe:
             if self.response_prefix:
                 caveats.append(f"response_prefix={self.response_prefix!r}: add it to the start of "
                                "every 'output'")
-            if not self.append_eos:
-                caveats.append("append_eos=false: LLaMA-Factory's templates end the response "
-                               "with EOS")
+            if self.append_eos:               # LLaMA-Factory's 'empty' template: "{{content}}"
+                caveats.append("append_eos=true: LLaMA-Factory's 'empty' template adds no EOS "
+                               "after the response; end every 'output' with the model's EOS "
+                               "token")
         if self.instruction_chat and self.template != "plain":
             caveats.append(f"instruction_chat: write {self.instruction_chat!r} as the "
                            "instruction of the exported records")

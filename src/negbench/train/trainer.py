@@ -32,6 +32,7 @@ from negbench import __version__
 from negbench.errors import ModelError, OptionError, OutputError, require
 from negbench.store import (atomic_write_text, git_commit, package_versions, staging_path,
                             write_json)
+from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.train.data import TrainingData, load_training_data, tokenize
 from negbench.train.recipes import Recipe, resolve_recipe
 
@@ -185,7 +186,14 @@ def load_tokenizer(src):
     try:
         where = _weights_folder(src)
         if where is None:
+            # The model loader converts a GGUF once and reads the tokenizer back from that copy;
+            # read it the same way here (GGUF -> save -> reload), so training tokenises exactly as
+            # the evaluation will: some transformers versions tokenise the two differently.
+            import tempfile
             tok = AutoTokenizer.from_pretrained(src.folder, gguf_file=src.gguf_file)
+            with tempfile.TemporaryDirectory(prefix="negbench-tok-") as tmp:
+                tok.save_pretrained(tmp)
+                tok = AutoTokenizer.from_pretrained(tmp)
         else:
             tok = AutoTokenizer.from_pretrained(where)
     except OSError as exc:
@@ -308,9 +316,20 @@ def make_trainer(model, args, examples, tokenizer, weighted: bool, callbacks: Se
             loss = (ce * w.view(-1)).sum() / w.sum().clamp_min(1e-12)
             return (loss, outputs) if return_outputs else loss
 
+    from transformers import TrainerCallback
+
+    class LogLastStep(TrainerCallback):
+        """Log the last step too, so the loss history always ends at the final step (with
+        ``logging_steps`` larger than the run, it would otherwise be empty)."""
+
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step >= state.max_steps:
+                control.should_log = True
+            return control
+
     cls = WeightedLossTrainer if weighted else Trainer
     trainer = cls(model=model, args=args, train_dataset=examples, data_collator=Collator(tokenizer),
-                  callbacks=list(callbacks))
+                  callbacks=[LogLastStep(), *callbacks])
     if weighted:                      # our loss is a per-micro-batch mean: let the Trainer divide
         trainer.model_accepts_loss_kwargs = False     # by the accumulation steps
     for cb in (PrinterCallback, ProgressCallback):
@@ -501,7 +520,8 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
         "base_model": {"spec": model, "fingerprint": base_fp,
                        "source": str(Path(src.folder) / src.gguf_file) if src.gguf_file
                        else (src.folder or src.hub_id)},
-        "data": {**td.summary(), "tokenized": tdata.summary()},
+        "data": {**td.summary(), "tokenized": {**tdata.summary(),
+                                               "tokenizer": tokenizer_fingerprint(tok)}},
         "seeds": {"seed": r.seed, "data_seed": r.seed},
         "device": dev, "precision": "bf16" if bf16 else "fp32", "notes": notes,
         "trainable_parameters": n_train, "parameters": n_all,
