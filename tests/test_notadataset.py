@@ -72,6 +72,64 @@ def test_accuracy_cells_by_hand():
                        for s in ("all", "input", "distractor")}
 
 
+def test_report_sections_equal_their_parts():
+    """One pass over all sentences gives each pattern's section exactly as scoring that
+    pattern's sentences alone, and the Random row scores the same sentences with other answers."""
+    import random
+    from negbench.truth_scorer import Columns, report_columns
+    rnd = random.Random(3)
+    items = []
+    for b in range(60):
+        pid = rnd.choice([1, 2, 4, 6, 9])
+        for i in range(rnd.randint(4, 12)):
+            neg = rnd.choice(["affirmation", "verbal", "non_verbal"])
+            dist = rnd.random() < 0.5
+            label = regular_label(pid, dist, neg == "affirmation") != (rnd.random() < 0.1)
+            items.append(J(pid, f"b{b}", neg, dist, label, rnd.random() < 0.6,
+                           sem=rnd.choice(["analytic", "synthetic"]),
+                           scope=rnd.choice(["clausal", "subclausal"])))
+    rep = report_columns(Columns.of(items), Columns.of(items).blocks())
+    assert {k: v for k, v in rep.items() if k not in nad.PATTERNS.values()} == \
+        {**accuracy_cells(items), "coherence_scores": coherence(
+            [x for x in items if x.block == f"b{b}"] for b in range(60))}
+    for pid, name in nad.PATTERNS.items():
+        sub = [x for x in items if x.pattern_id == pid]
+        if not sub:
+            assert name not in rep
+            continue
+        blocks = {x.block for x in sub}
+        assert rep[name] == {**accuracy_cells(sub), "coherence_scores": coherence(
+            [x for x in sub if x.block == b] for b in sorted(blocks))}
+    sizes = {f"b{b}": sum(x.block == f"b{b}" for x in items) for b in range(60)}
+    flip = random.Random(0).random
+    coin = [Judged(*x[:7], flip() < 0.5) for x in items]
+    assert nad.random_baseline(items, sizes) == \
+        nad.table4_row(nad.scorer_report(coin, sizes))
+
+
+def test_calibration_bins_by_their_edges():
+    """ECE bins are b/bins <= p < (b+1)/bins (1.0 in the last), compared, not rounded from p·bins."""
+    import random
+    rnd = random.Random(5)
+    p = [rnd.random() for _ in range(500)] + [0.0, 0.1, 0.3, 0.7, 0.9, 1.0, 0.29999999999999993]
+    y = [rnd.random() < q for q in p]
+
+    def reference(p, y, bins=10):                    # the definition, one list per bin
+        ece = 0.0
+        for b in range(bins):
+            idx = [i for i, q in enumerate(p) if b / bins <= q < (b + 1) / bins
+                   or (b == bins - 1 and q == 1.0)]
+            if idx:
+                conf = sum(p[i] for i in idx) / len(idx)
+                freq = sum(float(y[i]) for i in idx) / len(idx)
+                ece += len(idx) / len(p) * abs(conf - freq)
+        return ece
+
+    got = nad.calibration(p, y)
+    assert got["ece"] == pytest.approx(reference(p, y), abs=1e-12)
+    assert got["brier"] == pytest.approx(sum((q - float(t)) ** 2 for q, t in zip(p, y)) / len(p))
+
+
 def test_block_coherence_by_hand():
     a, b, c = (block_coherence(x()) for x in (block_a, block_b, block_c))
     assert all(a.values())                                      # coherent everywhere

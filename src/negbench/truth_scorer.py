@@ -21,8 +21,9 @@ percentage; :func:`coherence` reports how many.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Iterable, NamedTuple
 
 PATTERNS = {1: "Synonymy1", 2: "Antonymy1", 3: "Synonymy2", 4: "Antonymy2", 5: "Hypernymy",
             6: "Part", 7: "Substance", 8: "Member", 9: "Agent", 10: "Instrument", 11: "Result"}
@@ -30,11 +31,13 @@ ANTONYMY = frozenset({2, 4})
 NEGATION_TYPES = ("verbal", "non_verbal", "analytic", "synthetic", "clausal", "subclausal")
 COHERENCE_CELLS = ("All", "Affirmation-Negation_Input", "Affirmation-Negation_Distractor",
                    "Input-Distractor_Affirmation", "Input-Distractor_Negation")
+ACCURACY_ORDER = ("all", "all_affirmations", "all_negations", "input_affirmation", "input_negation",
+                  "distractor_affirmation", "distractor_negation")
 
 
-@dataclass(frozen=True)
-class Judged:
-    """One sentence's gold and predicted label, with what the scorer groups by."""
+class Judged(NamedTuple):
+    """One sentence's gold and predicted label, with what the scorer groups by (a named tuple:
+    a full run makes 381,300 of them, twice)."""
 
     pattern_id: int
     block: str                   # test block (triple) id
@@ -58,12 +61,15 @@ def regular_label(pattern_id: int, is_distractor: bool, affirmative: bool) -> bo
 
 
 # -- accuracy ---------------------------------------------------------------------------------------
+# Every cell depends on a sentence only through its signature (types, distractor, gold, predicted),
+# of which a run has a few hundred distinct ones: count the signatures in one pass, then fill the
+# cells from the counts.
+def signature(x: Judged) -> tuple:
+    return (x.negation_type, x.semantic_type, x.syntactic_scope, x.is_distractor, x.label, x.pred)
+
+
 def _cell() -> dict:
     return {"TP": 0, "FP": 0, "FN": 0, "TN": 0}
-
-
-def _count(cell: dict, gold: bool, pred: bool) -> None:
-    cell[("TP" if gold else "TN") if gold == pred else ("FN" if gold else "FP")] += 1
 
 
 def _accuracy(cell: dict) -> float:
@@ -71,29 +77,37 @@ def _accuracy(cell: dict) -> float:
     return round((cell["TP"] + cell["TN"]) / n * 100, 2) if n else 0
 
 
-def accuracy_cells(items: Iterable[Judged]) -> dict:
-    """The official ``Scorer`` output: confusion counts and accuracy (percent) per cell."""
+def cells_from_counts(counts: Iterable[tuple[tuple, int]]) -> dict:
+    """The accuracy cells of sentences given as (signature, count) pairs in first-seen order."""
     cells: dict[str, dict] = {}
     neg: dict[str, dict] = {}
-    for x in items:
-        pol = "affirmation" if x.affirmative else "negation"
-        for key in ("all", f"all_{pol}s", f"{'distractor' if x.is_distractor else 'input'}_{pol}"):
-            _count(cells.setdefault(key, _cell()), x.label, x.pred)
-        for t in (x.negation_type, x.semantic_type, x.syntactic_scope):
+    for (ntype, sem, scope, dist, gold, pred), n in counts:
+        outcome = ("TP" if gold else "TN") if gold == pred else ("FN" if gold else "FP")
+        pol = "affirmation" if ntype == "affirmation" else "negation"
+        side = "distractor" if dist else "input"
+        for key in ("all", f"all_{pol}s", f"{side}_{pol}"):
+            cell = cells.get(key)
+            if cell is None:
+                cell = cells[key] = _cell()
+            cell[outcome] += n
+        for t in (ntype, sem, scope):
             t = t.strip().lower()
             if t in ("affirmation", "none"):
                 continue
-            for suffix in ("all", "distractor" if x.is_distractor else "input"):
-                neg.setdefault(f"{t}_all", _cell())
-                neg.setdefault(f"{t}_input", _cell())
-                neg.setdefault(f"{t}_distractor", _cell())
-                _count(neg[f"{t}_{suffix}"], x.label, x.pred)
-    order = ("all", "all_affirmations", "all_negations", "input_affirmation", "input_negation",
-             "distractor_affirmation", "distractor_negation")
-    out = {k: {**cells[k], "accuracy": _accuracy(cells[k])} for k in order if k in cells}
+            if f"{t}_all" not in neg:
+                for suffix in ("all", "input", "distractor"):
+                    neg[f"{t}_{suffix}"] = _cell()
+            neg[f"{t}_all"][outcome] += n
+            neg[f"{t}_{side}"][outcome] += n
+    out = {k: {**cells[k], "accuracy": _accuracy(cells[k])} for k in ACCURACY_ORDER if k in cells}
     if neg:
         out["Negation_analysis"] = {k: {**v, "accuracy": _accuracy(v)} for k, v in neg.items()}
     return out
+
+
+def accuracy_cells(items: Iterable[Judged]) -> dict:
+    """The official ``Scorer`` output: confusion counts and accuracy (percent) per cell."""
+    return cells_from_counts(Counter(map(signature, items)).items())
 
 
 # -- coherence --------------------------------------------------------------------------------------
@@ -109,34 +123,44 @@ def _uniform_opposite(a: list[bool], b: list[bool], opposite: bool = True) -> bo
 
 def block_coherence(block: list[Judged]) -> dict[str, bool | None]:
     """The five coherence verdicts of one block (None: not scorable)."""
-    pid = block[0].pattern_id
-    aff, neg, aff_d, neg_d = [], [], [], []
-    for x in block:
-        if x.label != regular_label(pid, x.is_distractor, x.affirmative):
-            continue
-        {(False, True): aff, (False, False): neg, (True, True): aff_d,
-         (True, False): neg_d}[(x.is_distractor, x.affirmative)].append(x.pred)
-    wo = _uniform_opposite(aff, neg)
+    cols = Columns.of(block)
+    return _verdict(range(len(block)), block[0].pattern_id, cols)
+
+
+def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | None]:
+    """:func:`block_coherence` of the sentences ``idx`` of columns ``c``."""
+    antonymy = pid in ANTONYMY
+    groups: tuple[list[bool], ...] = ([], [], [], [])    # negated, affirmative; then with distractor
+    n = n_correct = 0
+    ntype, dist, label, pred = c.negation_type, c.is_distractor, c.label, c.pred
+    for i in idx:
+        n += 1
+        aff = ntype[i] == "affirmation"
+        gold, p = label[i], pred[i]
+        if gold == p:
+            n_correct += 1
+        regular = (not aff) if dist[i] else (aff != antonymy)              # regular_label
+        if gold == regular:
+            groups[2 * dist[i] + aff].append(p)
+    neg, aff_, neg_d, aff_d = groups
+    wo = _uniform_opposite(aff_, neg)
     w = _uniform_opposite(aff_d, neg_d)
-    correct = [x.label == x.pred for x in block]
     if wo is None or w is None:
         everything = None if (wo is not False and w is not False) else False
     else:
-        everything = wo and w and (all(correct) or not any(correct))
-    same = pid in ANTONYMY
+        everything = wo and w and (n_correct == n or n_correct == 0)
     return {"All": everything, "Affirmation-Negation_Input": wo,
             "Affirmation-Negation_Distractor": w,
-            "Input-Distractor_Affirmation": _uniform_opposite(aff, aff_d, opposite=not same),
-            "Input-Distractor_Negation": _uniform_opposite(neg, neg_d, opposite=not same)}
+            "Input-Distractor_Affirmation": _uniform_opposite(aff_, aff_d, opposite=not antonymy),
+            "Input-Distractor_Negation": _uniform_opposite(neg, neg_d, opposite=not antonymy)}
 
 
-def coherence(blocks: Iterable[list[Judged]]) -> dict:
-    """The official ``Coherence_Scorer`` output (counts and percent), plus ``Unscorable`` counts
-    where a block lacks the sentences a cell compares."""
+def tally(verdicts: Iterable[dict[str, bool | None]]) -> dict:
+    """Coherence counts and percentages from per-block verdicts (:func:`block_coherence`)."""
     out = {c: {"Coherent": 0, "Incoherent": 0} for c in COHERENCE_CELLS}
     unscorable = {c: 0 for c in COHERENCE_CELLS}
-    for block in blocks:
-        for cell, ok in block_coherence(block).items():
+    for verdict in verdicts:
+        for cell, ok in verdict.items():
             if ok is None:
                 unscorable[cell] += 1
             else:
@@ -149,23 +173,71 @@ def coherence(blocks: Iterable[list[Judged]]) -> dict:
     return out
 
 
-def group_blocks(items: Iterable[Judged]) -> list[list[Judged]]:
-    blocks: dict[str, list[Judged]] = {}
-    for x in items:
-        blocks.setdefault(x.block, []).append(x)
-    return list(blocks.values())
+def coherence(blocks: Iterable[list[Judged]]) -> dict:
+    """The official ``Coherence_Scorer`` output (counts and percent), plus ``Unscorable`` counts
+    where a block lacks the sentences a cell compares."""
+    return tally(map(block_coherence, blocks))
 
 
-def score(items: list[Judged]) -> dict:
-    """The whole official report: overall cells, ``coherence_scores``, then one section per
-    pattern present (named as in the release: Synonymy1, Antonymy1, …)."""
-    out = accuracy_cells(items)
-    out["coherence_scores"] = coherence(group_blocks(items))
+@dataclass
+class Columns:
+    """The same sentences as a list of :class:`Judged`, one list per field: what the report
+    reads, and what lets a second set of predictions (the Random row) be scored without
+    building the sentences again."""
+
+    pattern_id: list[int]
+    block: list[str]
+    negation_type: list[str]
+    semantic_type: list[str]
+    syntactic_scope: list[str]
+    is_distractor: list[bool]
+    label: list[bool]
+    pred: list[bool]
+
+    @classmethod
+    def of(cls, items: list[Judged]) -> "Columns":
+        if not items:
+            return cls([], [], [], [], [], [], [], [])
+        return cls(*map(list, zip(*items)))
+
+    def with_pred(self, pred: list[bool]) -> "Columns":
+        return replace(self, pred=pred)
+
+    def blocks(self) -> dict[str, list[int]]:
+        """The indices of each block's sentences, blocks in first-seen order."""
+        out: dict[str, list[int]] = {}
+        for i, b in enumerate(self.block):
+            idx = out.get(b)
+            if idx is None:
+                out[b] = [i]
+            else:
+                idx.append(i)
+        return out
+
+
+def report_columns(c: Columns, blocks: dict[str, list[int]]) -> dict:
+    """The official report: overall cells and ``coherence_scores``, then one section per pattern
+    present (named as in the release: Synonymy1, Antonymy1, …). Coherence is judged over
+    ``blocks`` (block → sentence indices; each verdict computed once, counted overall and in its
+    pattern)."""
+    counts = Counter(zip(c.pattern_id, c.negation_type, c.semantic_type, c.syntactic_scope,
+                         c.is_distractor, c.label, c.pred))
+    overall: dict[tuple, int] = {}
+    per: dict[int, list[tuple[tuple, int]]] = {}
+    for (pid, *sig), n in counts.items():
+        key = tuple(sig)
+        overall[key] = overall.get(key, 0) + n
+        per.setdefault(pid, []).append((key, n))
+    verdicts: dict[int, list[dict]] = {}
+    for idx in blocks.values():
+        pid = c.pattern_id[idx[0]]
+        verdicts.setdefault(pid, []).append(_verdict(idx, pid, c))
+    out = cells_from_counts(overall.items())
+    out["coherence_scores"] = tally(v for vs in verdicts.values() for v in vs)
     for pid, name in PATTERNS.items():
-        sub = [x for x in items if x.pattern_id == pid]
-        if sub:
-            out[name] = accuracy_cells(sub)
-            out[name]["coherence_scores"] = coherence(group_blocks(sub))
+        if pid in per:
+            out[name] = cells_from_counts(per[pid])
+            out[name]["coherence_scores"] = tally(verdicts.get(pid, ()))
     return out
 
 

@@ -32,8 +32,8 @@ from negbench.records import iter_jsonl, shared_data, read_text
 from negbench.metrics import mean
 from negbench.modes import ChoiceLoglikelihood, Generation, TrueFalseNextToken
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
-from negbench.truth_scorer import (NEGATION_TYPES, PATTERNS, Judged, accuracy_cells,
-                                   coherence, table4_row)
+from negbench.truth_scorer import (NEGATION_TYPES, PATTERNS, Columns, Judged, report_columns,
+                                   table4_row)
 
 NAME = "notadataset"
 HF_ID = "HiTZ/This-is-not-a-dataset"
@@ -554,10 +554,12 @@ def prediction(rec: dict) -> bool:
     return rec["pred"] == 0
 
 
-def judged(records: list[dict]) -> list[Judged]:
-    return [Judged(r["meta"]["pattern_id"], r["meta"]["block"], r["meta"]["negation_type"],
-                   r["meta"]["semantic_type"], r["meta"]["syntactic_scope"],
-                   r["meta"]["is_distractor"], r["meta"]["label"], prediction(r)) for r in records]
+def _columns(records: list[dict]) -> tuple[list, ...]:
+    metas = [r["meta"] for r in records]
+    return (*([m[k] for m in metas] for k in ("pattern_id", "block", "negation_type",
+                                               "semantic_type", "syntactic_scope",
+                                               "is_distractor", "label")),
+            [prediction(r) for r in records])
 
 
 def _frac(cells: dict, key: str) -> float:
@@ -567,50 +569,49 @@ def _frac(cells: dict, key: str) -> float:
     return (c["TP"] + c["TN"]) / (c["TP"] + c["TN"] + c["FP"] + c["FN"])
 
 
-def scorer_report(items: list[Judged], block_sizes: dict[str, int]) -> dict:
+def scorer_report(items: list[Judged] | Columns, block_sizes: dict[str, int]) -> dict:
     """The official scorer's report over ``items``; coherence over complete blocks only (a block
     cut by ``--limit`` or by a type selection cannot be judged as a whole)."""
-    blocks: dict[str, list[Judged]] = {}
-    for x in items:
-        blocks.setdefault(x.block, []).append(x)
+    c = items if isinstance(items, Columns) else Columns.of(items)
+    blocks = c.blocks()
     complete = {k: v for k, v in blocks.items() if len(v) == block_sizes[k]}
-    rep = accuracy_cells(items)
-    rep["coherence_scores"] = coherence(complete.values())
-    for pid, name in PATTERNS.items():
-        sub = [x for x in items if x.pattern_id == pid]
-        if sub:
-            rep[name] = accuracy_cells(sub)
-            rep[name]["coherence_scores"] = coherence(v for v in complete.values()
-                                                       if v[0].pattern_id == pid)
+    rep = report_columns(c, complete)
     rep["blocks"] = {"complete": len(complete), "partial": len(blocks) - len(complete)}
     return rep
 
 
 def calibration(p: list[float], y: list[bool], bins: int = 10) -> dict:
-    """Brier score and expected calibration error (equal-width bins) of P(True)."""
-    brier = mean([(pi - float(yi)) ** 2 for pi, yi in zip(p, y)])
-    ece = 0.0
-    for b in range(bins):
-        idx = [i for i, pi in enumerate(p) if (b / bins <= pi < (b + 1) / bins) or (b == bins - 1 and pi == 1.0)]
-        if idx:
-            conf = mean([p[i] for i in idx])
-            freq = mean([float(y[i]) for i in idx])
-            ece += len(idx) / len(p) * abs(conf - freq)
+    """Brier score and expected calibration error of P(True): equal-width bins
+    ``b/bins <= p < (b+1)/bins``, 1.0 in the last, as the bin edges compare (not as p·bins rounds)."""
+    import numpy as np
+    pa = np.asarray(p, dtype=np.float64)
+    ya = np.asarray(y, dtype=np.float64)
+    brier = mean([(pi - float(yi)) ** 2 for pi, yi in zip(p, y)])    # summed in order, as before
+    b = np.minimum((pa * bins).astype(np.int64), bins - 1).clip(0)
+    b -= (b > 0) & (pa < b / bins)
+    b += (b < bins - 1) & (pa >= (b + 1) / bins)
+    ok = (pa >= 0) & (pa <= 1) & ((pa < (b + 1) / bins) | (pa == 1.0))
+    count = np.bincount(b[ok], minlength=bins)
+    conf = np.bincount(b[ok], weights=pa[ok], minlength=bins)
+    freq = np.bincount(b[ok], weights=ya[ok], minlength=bins)
+    ece = 0.0                  # bincount sums each bin in sample order: the per-bin means of old
+    for n, cf, fq in zip(count.tolist(), conf.tolist(), freq.tolist()):
+        if n:
+            ece += n / len(pa) * abs(cf / n - fq / n)
     return {"brier": brier, "ece": ece}
 
 
-def random_baseline(items: list[Judged], block_sizes: dict[str, int], seed: int = 0) -> dict:
+def random_baseline(items: list[Judged] | Columns, block_sizes: dict[str, int], seed: int = 0) -> dict:
     """Table 4's Random row on the same sentences: a fair coin per sentence."""
-    rnd = random.Random(seed)
-    coin = [Judged(x.pattern_id, x.block, x.negation_type, x.semantic_type, x.syntactic_scope,
-                   x.is_distractor, x.label, rnd.random() < 0.5) for x in items]
-    return table4_row(scorer_report(coin, block_sizes))
+    c = items if isinstance(items, Columns) else Columns.of(items)
+    flip = random.Random(seed).random
+    return table4_row(scorer_report(c.with_pred([flip() < 0.5 for _ in c.pred]), block_sizes))
 
 
 def metrics(mode: str, records: list[dict]) -> dict:
     """Table 4 columns (fractions), accuracy by negation type and by pattern, calibration, and the
     official scorer report (``scorer``, percent, as ``evaluate.py`` writes it)."""
-    items = judged(records)
+    items = Columns(*_columns(records))
     sizes = {r["meta"]["block"]: r["meta"]["block_size"] for r in records}
     rep = scorer_report(items, sizes)
     coh = rep["coherence_scores"]
@@ -626,10 +627,10 @@ def metrics(mode: str, records: list[dict]) -> dict:
     na = rep.get("Negation_analysis", {})
     for t in NEGATION_TYPES:
         out[f"acc_{t}"] = _frac(na, f"{t}_all")
-    out["pred_true_rate"] = mean([float(x.pred) for x in items])
+    out["pred_true_rate"] = mean([float(x) for x in items.pred])
     ps = [r["p_true"] for r in records if r.get("p_true") is not None]
     if len(ps) == len(records) and records:
-        out.update(calibration(ps, [x.label for x in items]))
+        out.update(calibration(ps, items.label))
     out["by_pattern"] = {name: {k: v / 100 if isinstance(v, (int, float)) else v
                                 for k, v in table4_row(rep[name]).items()}
                          for name in PATTERNS.values() if name in rep}
