@@ -44,6 +44,7 @@ def test_engine_matches_naive_any_batching(model_fixture, request):
     reqs = workload()
     ref = naive_scores(be, reqs)
     for share in (True, False):
+        head_positions = set()            # the output head runs at the scored positions only
         for bs in (1, 7, 32):
             for row in (2048, 24):            # 24 forces chains (KV prefixes) and many rows
                 eng = Engine(be, config=EngineConfig(batch_size=bs, share_prefix=share,
@@ -53,6 +54,9 @@ def test_engine_matches_naive_any_batching(model_fixture, request):
                 assert st.forwarded_tokens == st.unique_tokens
                 if share:
                     assert st.unique_tokens < st.naive_tokens
+                assert 0 < st.scored_positions < st.forwarded_tokens
+                head_positions.add(st.scored_positions)
+        assert len(head_positions) == 1, head_positions     # however the rows are packed
 
 
 def test_sliding_window_is_applied(tiny_gemma):

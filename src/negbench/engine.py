@@ -43,6 +43,7 @@ class EngineStats:
     padded_tokens: int = 0
     unique_tokens: int = 0
     naive_tokens: int = 0
+    scored_positions: int = 0            # positions whose output head (logits) was computed
     retries: int = 0                     # request-level backends: requests sent again
     wall_s: float = 0.0
 
@@ -300,6 +301,7 @@ class Engine:
         def absorb(rows, inputs, results) -> None:
             finished = []
             for row, ri, res in zip(rows, inputs, results):
+                st.scored_positions += len(ri.queries)
                 for q, qr in zip(ri.queries, res):
                     node = row.nodes[q.index]
                     node_res[node] = (dict(zip(q.targets, qr.logprobs)), qr.argmax)
