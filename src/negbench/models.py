@@ -59,6 +59,13 @@ def cache_root() -> Path:
     return Path(os.environ.get("NEGBENCH_CACHE", Path.home() / ".cache" / "negbench"))
 
 
+def converted_gguf_folder(src: "ModelSource") -> Path:
+    """Where negbench keeps a GGUF's dequantised safetensors copy (made once by the transformers
+    backend): ``models/<file stem>-<first 20 hex of the GGUF fingerprint>`` under the cache."""
+    fp = source_fingerprint(src).split(":", 1)[1][:20]
+    return cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
+
+
 def resolve(spec: str) -> ModelSource:
     """Turn a model spec (embedded name, path, or hub id) into a :class:`ModelSource`."""
     name = ALIASES.get(spec, spec)

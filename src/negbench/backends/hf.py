@@ -20,7 +20,8 @@ import numpy as np
 from negbench.backends.base import QueryResult, RowInput
 from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.errors import ModelError, NegbenchError
-from negbench.models import ModelSource, cache_root, resolve, source_fingerprint
+from negbench.models import (ModelSource, cache_root, converted_gguf_folder, resolve,
+                             source_fingerprint)
 
 log = logging.getLogger("negbench")
 
@@ -143,8 +144,7 @@ class HFBackend(HFTokenization):
 
     def _converted_gguf(self, src: ModelSource) -> str:
         """Dequantise a GGUF once and keep a safetensors copy: later loads take a second, not 30."""
-        fp = source_fingerprint(src).split(":", 1)[1][:20]
-        target = cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
+        target = converted_gguf_folder(src)
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -39,11 +39,10 @@ def vllm_command() -> list[str] | None:
 def model_folder(spec: str) -> str:
     """A folder vLLM can serve: a transformers folder, or an embedded / GGUF model's converted
     safetensors copy (made once by the transformers backend), or a hub id passed through."""
-    from negbench.models import cache_root, resolve, source_fingerprint
+    from negbench.models import converted_gguf_folder, resolve
     src = resolve(spec)
     if src.gguf_file:
-        fp = source_fingerprint(src).split(":", 1)[1][:20]
-        target = cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
+        target = converted_gguf_folder(src)
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
         from negbench.backends.hf import HFBackend

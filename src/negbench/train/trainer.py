@@ -171,9 +171,8 @@ def _check_eval(recipe: Recipe, model: str, task: str, chat: bool, device: str) 
 def _weights_folder(src) -> str | None:
     """The transformers folder of a source, when it exists without converting anything."""
     if src.gguf_file:
-        from negbench.models import cache_root, source_fingerprint
-        fp = source_fingerprint(src).split(":", 1)[1][:20]
-        target = cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
+        from negbench.models import converted_gguf_folder
+        target = converted_gguf_folder(src)
         return str(target) if (target / ".complete").is_file() else None
     return src.folder or src.hub_id
 
