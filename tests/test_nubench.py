@@ -468,6 +468,33 @@ def test_hf_loading_with_a_stand_in_datasets_module(monkeypatch):
     assert "BuilderConfig" in str(ei.value)
 
 
+def test_zero_shot_run_needs_no_demonstration_split(tmp_path, tiny_llama, monkeypatch):
+    """A set with only test.jsonl (e.g. from `negbench build mcq`) runs at 0 shots; the
+    demonstration split is read (and fingerprinted) only when shots are drawn."""
+    import shutil
+    import negbench.tasks as registry
+    from negbench.backends.hf import HFBackend
+    from negbench.engine import Engine, EngineConfig
+    from negbench.runner import evaluate
+    from negbench.store import RunStore
+
+    src = tmp_path / "built"
+    src.mkdir()
+    shutil.copy(FIX / "test.jsonl", src / "test.jsonl")
+    for t in nb.make_tasks(str(src)):
+        monkeypatch.setitem(registry._REGISTRY, t.name, t)
+    be = HFBackend(tiny_llama, dtype="float32", device="cpu")
+    eng = Engine(be, config=EngineConfig(progress=False))
+    res = evaluate(RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0],
+                             limit=2), be, eng, RunStore(tmp_path / "run"), log=lambda s: None)
+    assert set(res["datasets"]["nubench"]) == {"source", "test"}
+    assert len(RunStore(tmp_path / "run").read_samples("nubench.completion.0shot")) == 2
+    with pytest.raises(DataError):      # with shots, the missing split is an error, as before
+        evaluate(RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[1],
+                           seeds=[42], limit=2), be, eng, RunStore(tmp_path / "run1"),
+                 log=lambda s: None)
+
+
 def test_data_location_env(monkeypatch, tmp_path):
     monkeypatch.setenv("NEGBENCH_DATA", str(tmp_path))
     monkeypatch.delenv("NEGBENCH_NUBENCH", raising=False)

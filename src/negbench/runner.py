@@ -126,7 +126,8 @@ def prepare(cfg: RunConfig) -> Plan:
     datasets: dict[str, dict] = {}
     for u in units:
         if u.task.name not in datasets:
-            datasets[u.task.name] = _dataset_info(u.task, cfg.limit)
+            shots = any(v.shots for v in units if v.task.name == u.task.name)
+            datasets[u.task.name] = _dataset_info(u.task, cfg.limit, shots)
     return Plan([load_unit(u, cfg) for u in units], datasets)
 
 
@@ -555,9 +556,12 @@ def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]
     return out
 
 
-def _dataset_info(task: Task, limit: int | None) -> dict:
+def _dataset_info(task: Task, limit: int | None, shots: bool = True) -> dict:
+    """Size and fingerprint of each split the run reads: the few-shot split only when a unit
+    draws shots (a 0-shot run of a set built without one, e.g. by ``negbench build mcq``, works)."""
     out = {"source": task.source}
-    for split in {task.test_split, task.fewshot_split or task.test_split}:
+    splits = {task.test_split, task.fewshot_split or task.test_split} if shots else {task.test_split}
+    for split in splits:
         docs = task.load(split)
         out[split] = {"n": len(docs), "sha256": fingerprint_records(d.fields for d in docs),
                       "evaluated": min(len(docs), limit) if limit and split == task.test_split else len(docs)}

@@ -23,7 +23,7 @@ EPILOG = """examples:
 
 
 def add_analyze_parser(subparsers) -> None:
-    a = subparsers.add_parser("analyze", help="corpus analysis (Korean negation detector, "
+    a = subparsers.add_parser("analyze", help="corpus analysis (Korean and English negation detectors, "
                               "Thunder-KoNUBench Table 2 / KMMLU selection)")
     asub = a.add_subparsers(dest="analyze_target", metavar="TARGET")
     n = asub.add_parser("negation", help="find negations; Table 2 statistics; KMMLU selection",
@@ -35,8 +35,9 @@ def add_analyze_parser(subparsers) -> None:
     n.add_argument("files", nargs="+", metavar="FILE",
                    help="text files (one sentence a line), JSON lines with --field, or "
                         "KMMLU-style JSON with --kmmlu")
-    n.add_argument("--lang", required=True, choices=["ko"],
-                   help="language of the text (Korean; the only detector so far)")
+    n.add_argument("--lang", required=True, choices=["ko", "en"],
+                   help="language of the text: ko (Kiwi rules, Table 2) or en (cue rules: "
+                        "verbal / non-verbal, main / subordinate / non-finite clause)")
     n.add_argument("--field", default=None,
                    help="read JSON lines and analyse this string field of each object")
     n.add_argument("--kmmlu", action="store_true",
@@ -79,6 +80,10 @@ def run_analyze(args) -> int:
     if getattr(args, "analyze_target", None) != "negation":
         print("usage: negbench analyze negation --lang ko FILE... (see --help)", file=sys.stderr)
         return 2
+    if args.lang == "en" and (args.kmmlu or args.lexical is not None):
+        flag = "--kmmlu" if args.kmmlu else "--lexical"
+        raise OptionError(f"{flag} is for Korean (--lang ko)", where=flag,
+                          fix=f"drop {flag}, or use --lang ko")
     if args.kmmlu and args.field:
         raise OptionError("--field and --kmmlu both say how to read the inputs", where="--field",
                           fix="drop --field: --kmmlu reads each record's 'question'")
@@ -92,14 +97,21 @@ def run_analyze(args) -> int:
 
 
 def _sentences(args, outputs) -> int:
-    from negbench.analyze.corpus import corpus_stats, read_sentences, table2_markdown
-    from negbench.analyze.ko_negation import KoNegationDetector, analyser_version, sentence_label
+    from negbench.analyze.corpus import read_sentences
     from negbench.store import atomic_write_chunks, write_json
+    if args.lang == "en":
+        from negbench.analyze.en_negation import EnNegationDetector as Detector
+        from negbench.analyze.en_negation import analyser_version, corpus_stats, sentence_label
+        from negbench.analyze.en_negation import stats_markdown as table2_markdown
+        det = Detector()
+    else:
+        from negbench.analyze.corpus import corpus_stats, table2_markdown
+        from negbench.analyze.ko_negation import KoNegationDetector, analyser_version, sentence_label
+        det = KoNegationDetector(lexical=bool(args.lexical))
     sents = [s for f in args.files for s in read_sentences(f, json_field=args.field)]
     if not sents:
         raise OptionError("the input files hold no sentences", where=", ".join(args.files),
                           fix="one sentence a line (or --field for JSON lines)")
-    det = KoNegationDetector(lexical=bool(args.lexical))
     hits = list(det.detect_many(s.text for s in sents))
     out, md, js = outputs
     if out is not None:
