@@ -27,7 +27,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Hashable, Sequence
 
-from negbench.build.agreement import counts_from_ratings, fleiss_kappa
+from negbench.build.agreement import cohen_kappa, counts_from_ratings, fleiss_kappa
 from negbench.errors import DataError, OptionError, TaskError
 
 #: Tasks with a sheet, and the kind of sheet.
@@ -375,20 +375,6 @@ def annotator_names(paths: Sequence[str | os.PathLike]) -> list[str]:
 
 
 # -- agreement ------------------------------------------------------------------------------------
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
-    """Cohen's κ of two raters over the same items: (p_o − p_e) / (1 − p_e), with p_e from each
-    rater's own marginals; None when undefined (p_e = 1: both always gave one same answer)."""
-    if len(a) != len(b) or not a:
-        raise ValueError("two equally long, non-empty rating lists are needed")
-    n = len(a)
-    p_o = sum(x == y for x, y in zip(a, b)) / n
-    cats = set(a) | set(b)
-    p_e = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in cats)
-    if p_e >= 1.0:
-        return None
-    return (p_o - p_e) / (1 - p_e)
-
-
 def _fleiss(ratings: list[list[str]], cats: Sequence[str]) -> float | None:
     try:
         return fleiss_kappa(counts_from_ratings(ratings, cats)).kappa

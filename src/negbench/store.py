@@ -350,6 +350,15 @@ def git_commit() -> dict[str, Any]:
         return {"commit": None}
 
 
+def file_sha256(path: str | Path) -> str:
+    """sha256 of a file's bytes, read in 1 MB blocks (input files of builders, filled sheets)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def fingerprint_records(records: Iterable[dict]) -> str:
     """sha256 of a dataset's records in order (independent of file formatting)."""
     h = hashlib.sha256()

@@ -1,4 +1,5 @@
-"""Fleiss' kappa (Fleiss 1971): chance-corrected agreement of a fixed number of raters.
+"""Fleiss' kappa (Fleiss 1971): chance-corrected agreement of a fixed number of raters; and
+Cohen's kappa for a pair of raters (the human-evaluation sheets report both).
 
 JSTS-Neg reports it over its three annotators' 0–5 scores (treated as six nominal categories,
 §3.3: κ = 0.59); JNLI-Neg releases the per-instance label counts it is computed from.
@@ -61,3 +62,17 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> FleissKappa:
     if p_e >= 1.0:
         raise ValueError("all ratings fall in one category: kappa is undefined")
     return FleissKappa((p_bar - p_e) / (1 - p_e), p_bar, p_e, N, n, p_j)
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Cohen's κ of two raters over the same items: (p_o − p_e) / (1 − p_e), with p_e from each
+    rater's own marginals; None when undefined (p_e = 1: both always gave one same answer)."""
+    if len(a) != len(b) or not a:
+        raise ValueError("two equally long, non-empty rating lists are needed")
+    n = len(a)
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    cats = set(a) | set(b)
+    p_e = sum((list(a).count(c) / n) * (list(b).count(c) / n) for c in cats)
+    if p_e >= 1.0:
+        return None
+    return (p_o - p_e) / (1 - p_e)

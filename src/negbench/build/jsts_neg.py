@@ -30,7 +30,7 @@ from negbench.build import ja_negation as ja
 from negbench.build.agreement import fleiss_kappa
 from negbench.errors import DataError
 from negbench.records import iter_jsonl, read_text
-from negbench.store import read_jsonl, write_json, write_jsonl
+from negbench.store import file_sha256, read_jsonl, write_json, write_jsonl
 
 SPLITS = ("train", "valid", "test")
 #: §3.3: instances were created until their number exceeded these counts.
@@ -113,14 +113,6 @@ def load_jsts(jsts_dir: str | Path, split: str) -> list[JstsPair]:
         out.append(JstsPair(sid, r["sentence1"], r["sentence2"], label))
     out.sort(key=lambda p: int(p.sentence_pair_id))
     return out
-
-
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def text_sha1(text: str) -> str:

@@ -42,7 +42,7 @@ from typing import Any, Callable, Sequence
 from negbench.build.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
 from negbench.errors import DataError, OptionError
 from negbench.records import iter_jsonl, read_text
-from negbench.store import atomic_write_text, read_jsonl, write_json, write_jsonl
+from negbench.store import atomic_write_text, file_sha256, read_jsonl, write_json, write_jsonl
 
 LANGS = ("en", "ko")
 #: bump when a stage's code changes what it produces: older stage files are then rebuilt
@@ -136,10 +136,6 @@ class McqConfig:
 EN_SPLIT = re.compile(r"(?<=[.!?]) +")
 KO_SPLIT = re.compile(r"(?<=[.!?。])\s+")
 TEXT_FIELDS = ("text", "summary", "sentence")
-
-
-def file_sha256(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def read_documents(path: str | Path, text_field: str | None = None) -> list[tuple[str, str]]:

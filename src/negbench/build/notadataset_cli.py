@@ -23,7 +23,6 @@ LANGS = ("en",)
 
 
 def add_parser(subparsers) -> None:
-    from negbench.build.notadataset_triples import DEFAULT_SEED
     n = subparsers.add_parser(
         "notadataset", help="This is not a Dataset from WordNet 3.0 (triples, distractors, templates)",
         description="Generate This is not a Dataset (García-Ferrero et al. 2023, §3) from WordNet 3.0: "
@@ -34,7 +33,10 @@ def add_parser(subparsers) -> None:
     n.add_argument("--wordnet", metavar="DIR", default=None,
                    help="WordNet 3.0 wndb folder (default: $NEGBENCH_WORDNET, /usr/share/wordnet, nltk_data)")
     n.add_argument("--patterns", default=None, help="comma-separated pattern numbers 1-11 (default: all)")
-    n.add_argument("--seed", default=str(DEFAULT_SEED), help="distractor seed (default: %(default)s)")
+    # the default is resolved in run(): importing the generator here would cost every negbench
+    # start-up ~40 ms (WordNet reader, triples)
+    n.add_argument("--seed", default=None, help="distractor seed (default: the generator's "
+                   "DEFAULT_SEED, 0)")
     n.add_argument("--templates", metavar="DIR", default=None,
                    help="templates folder of NN.json files (default: the shipped ones)")
     n.add_argument("--recover-templates", metavar="OUT_DIR", default=None,
@@ -106,7 +108,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
                               "`wn` package's download (wn.download), which is not reachable from "
                               "this machine; the templates would also need translating")
     patterns = parse_patterns(args.patterns)
-    seed = _int("--seed", args.seed, 0)
+    seed = T.DEFAULT_SEED if args.seed is None else _int("--seed", args.seed, 0)
     limit = _int("--limit", args.limit, 1)
     if not args.out and not args.recover_templates:
         raise OptionError("nothing to do", fix="pass --out DIR (build) and/or --recover-templates DIR")

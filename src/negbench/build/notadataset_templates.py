@@ -23,7 +23,6 @@ import itertools
 import json
 import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from negbench.build import inflect_en
 from negbench.build.wordnet import release_definition
 from negbench.errors import DataError, NegbenchError
+from negbench.store import atomic_write_text
 
 if TYPE_CHECKING:                                          # pragma: no cover
     from negbench.build.notadataset_triples import Term, Triple
@@ -416,18 +416,6 @@ def pattern_to_json(pt: PatternTemplates) -> dict:
             "truth": {p: dict(pt.truth[p]) for p in POLARITIES}, "templates": temps}
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_templates(out_dir: str | os.PathLike, templates: Templates) -> list[Path]:
     """One ``NN.json`` per pattern (atomic; an unchanged file is left alone)."""
     out = []
@@ -435,7 +423,7 @@ def write_templates(out_dir: str | os.PathLike, templates: Templates) -> list[Pa
         path = Path(out_dir) / f"{pid:02d}.json"
         text = json.dumps(pattern_to_json(pt), indent=1, ensure_ascii=False) + "\n"
         if not (path.is_file() and path.read_text(encoding="utf-8") == text):
-            _atomic_write(path, text)
+            atomic_write_text(path, text)
         out.append(path)
     return out
 
@@ -470,7 +458,7 @@ def write_raw(out_dir: str | os.PathLike, blocks: Iterable[RawBlock]) -> list[Pa
         path = Path(out_dir) / f"#{pid:02d}.Pattern.txt"
         text = raw_text(bl)
         if not (path.is_file() and path.read_text(encoding="utf-8") == text):
-            _atomic_write(path, text)
+            atomic_write_text(path, text)
         paths.append(path)
     return paths
 
@@ -491,7 +479,7 @@ def write_jsonl(path: str | os.PathLike, blocks: Iterable[RawBlock]) -> Path:
     p = Path(path)
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in jsonl_records(blocks))
     if not (p.is_file() and p.read_text(encoding="utf-8") == text):
-        _atomic_write(p, text)
+        atomic_write_text(p, text)
     return p
 
 
