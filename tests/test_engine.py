@@ -213,9 +213,83 @@ def test_tiled_head_matches_float64_log_softmax(softcap):
 
             def forward(self, x):
                 return self.inner(x)
-        for h, budget in ((head, 1 << 24), (head, 4096), (head, 5000), (Wrapped(), 6000)):
-            got = head_logprobs(torch, hidden, h, targets, softcap, budget=budget)
+        for h, budget, tile in ((head, 1 << 24, 1 << 20), (head, 1 << 24, 1), (head, 4096, 1 << 20),
+                                (head, 5000, 1 << 20), (Wrapped(), 6000, 1 << 20)):
+            got = head_logprobs(torch, hidden, h, targets, softcap, budget=budget, tile=tile)
             for i, (ts, r) in enumerate(zip(targets, got)):
                 assert r.argmax == int(ref[i].argmax())
                 for t, lp in zip(ts, r.logprobs):
                     assert abs(lp - float(ref[i, t])) < 2e-5
+
+
+def test_row_length_follows_what_is_shared():
+    """The planner's row length comes from the trie, not from request lengths: many short
+    branches after a long shared instruction pack into short rows (attention grows with row
+    length × prefix), long unshared passages keep long rows, and a trie that fits one row is
+    planned once.  Each plan still forwards every needed token exactly once."""
+    from negbench.engine import ROW_LENGTHS
+    from negbench.trie import ChainStep, RowsStep, TokenTrie
+
+    class Sized:                          # the engine asks its backend only for sizes
+        batch_tokens = 2048
+        call_tokens = 64                  # a CPU's (HFBackend.call_tokens)
+
+    eng = Engine(Sized(), config=EngineConfig(progress=False))
+    rng = random.Random(0)
+
+    def plan_of(requests):
+        trie = TokenTrie()
+        for r in requests:
+            path = trie.insert(r)
+            trie.ask(path[-1], 0)
+            for i in range(1, len(r)):
+                trie.ask(path[i - 1], r[i])
+        return eng._plan(trie, []), trie
+
+    def row_width(plan):
+        return max(len(r.nodes) for s in plan.steps if isinstance(s, RowsStep) for r in s.rows)
+
+    instruction = [rng.randrange(1000) for _ in range(220)]
+    items = []
+    for _ in range(40):                   # KoNUBench-like: item context, then 4 options
+        ctx = [rng.randrange(1000) for _ in range(50)]
+        items += [instruction + ctx + [rng.randrange(1000) for _ in range(35)] for _ in range(4)]
+    plan, trie = plan_of(items)
+    assert isinstance(plan.steps[0], ChainStep) and len(plan.steps[0].row.nodes) == 220
+    assert row_width(plan) <= 512                       # was 2048 under the request-length rule
+    assert plan.forwarded_tokens == sum(trie.needed())
+
+    passages = [[rng.randrange(1000) for _ in range(1500)] for _ in range(6)]
+    plan, trie = plan_of(passages)                      # a CPU: cut into KV-chained pieces,
+    assert plan.forwarded_tokens == sum(trie.needed())  # which attend to fewer keys
+    gpu = Sized()
+    gpu.batch_tokens, gpu.call_tokens = 32768, 8192     # a GPU: calls cost, keep them whole
+    eng = Engine(gpu, config=EngineConfig(progress=False))
+    plan, trie = plan_of(passages)
+    assert not any(isinstance(s, ChainStep) for s in plan.steps)
+    assert row_width(plan) == 1500 and plan.forwarded_tokens == sum(trie.needed())
+
+    calls = []
+    real = Engine._plan_cost
+    eng._plan_cost = lambda p: calls.append(p) or real(eng, p)
+    plan, _ = plan_of([[1, 2, 3], [1, 2, 4]])
+    assert len(calls) == 1 and ROW_LENGTHS[0] >= 4
+
+
+@pytest.mark.parametrize("model_fixture", ["tiny_llama", "tiny_gemma"])
+def test_backend_frees_tokenizer_build_copies(model_fixture, request):
+    """The scoring backend drops the Python vocabulary and merges transformers keeps after
+    building the Rust tokenizer (~220 MB for Gemma 3) and returns freed heap to the OS; the
+    tokenizer still encodes and decodes exactly as a freshly loaded one."""
+    from transformers import AutoTokenizer
+    from negbench.backends import heap
+    folder = request.getfixturevalue(model_fixture)
+    fresh = AutoTokenizer.from_pretrained(folder)
+    be = HFBackend(folder, dtype="float32", device="cpu")
+    for attr in ("_vocab", "_merges"):
+        assert getattr(be.tokenizer, attr, None) is None
+    texts = ["the cat is not a dog", "Negate: never was a house", " a  river\\n"]
+    assert be.tokenizer(texts)["input_ids"] == fresh(texts)["input_ids"]
+    ids = fresh("the moon is not True")["input_ids"]
+    assert be.tokenizer.decode(ids) == fresh.decode(ids)
+    assert heap.trim() is True          # Linux with glibc, as CI and this machine

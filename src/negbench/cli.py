@@ -106,8 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     e.add_argument("--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)")
     e.add_argument("--max-row-tokens", type=_int(16), default=None,
-                   help="tokens packed into one row (default: auto — a power of two near 4 × the "
-                        "median request length, from 256 (true/false sentences) to 2048 (passages))")
+                   help="tokens packed into one row (default: auto — the cheapest of 256, 512, "
+                        "1024 and 2048 by the engine's cost model of tokens, attended keys and calls)")
     e.add_argument("--max-batch-tokens", type=_int(16), default=None,
                    help="upper bound on rows × (prefix + row length) per forward pass (default: "
                         "the backend's — transformers: 2048 on CPU, where larger batches only "

@@ -32,6 +32,14 @@ from negbench.requests import (GenerationRequest, GenerationResponse, Loglikelih
                                RollingLoglikelihoodResponse, request_key)
 from negbench.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
 
+#: Row lengths the planner tries for packed rows (see ``Engine._plan``).
+ROW_LENGTHS = (256, 512, 1024, 2048)
+#: Cost of one attended (query, key) pair relative to one token through the linear layers, by
+#: FLOPs: 4 × heads × head width × layers / (2 × non-embedding parameters) — 3.7e-4 for Gemma 3
+#: 270M, 3.3e-4 for SmolLM2-135M (larger models have a smaller ratio; any value near these ranks
+#: the row lengths the same on the workloads measured).
+ATTENTION_PAIR_COST = 3.7e-4
+
 
 @dataclass
 class EngineStats:
@@ -56,7 +64,7 @@ class EngineStats:
 @dataclass
 class EngineConfig:
     batch_size: int = 32                 # rows per forward call
-    max_row_tokens: int | None = None    # tokens packed into one row; None: auto (see _row_tokens)
+    max_row_tokens: int | None = None    # tokens packed into one row; None: auto (see _plan)
     max_batch_tokens: int | None = None  # rows × row length per forward call; None: the
                                          # backend's (transformers: 2048 on CPU, 32768 on GPU)
     share_prefix: bool = True            # trie sharing + packing; False = one row per request
@@ -318,7 +326,7 @@ class Engine:
             pending.append(len(distinct))
             for n in distinct:
                 waiting.setdefault(n, []).append(i)
-        plan = plan_forward(trie, self._row_tokens(chunk), pack=cfg.share_prefix)
+        plan = self._plan(trie, chunk)
         st.forwarded_tokens += plan.forwarded_tokens
         st.unique_tokens += plan.unique_tokens
         node_res: dict[int, tuple[dict[int, float], int]] = {}
@@ -369,21 +377,50 @@ class Engine:
                     absorb(batch, inputs, res)
         assert all(p == 0 for p in pending), "engine bug: unanswered requests after the plan"
 
-    def _row_tokens(self, chunk: list[_Scored]) -> int:
-        """Row length for packing: the power of two nearest above 4 × the median request length,
-        between 256 and 2048.  Attention in a packed row costs (row length)² (a 2048-token row
-        spends as much on attention as on the linear layers of a 270M model), while a row must
-        hold a few requests so that padding stays small and a shared trunk stays inside one
-        row.  Measured on CPU: true/false sentences (~25 tokens) are fastest in 256-token rows
-        (~1.4× faster than 2048, SmolLM2), KoNUBench 0-shot cloze (median ~70) in 512-token rows
-        (151 CPU s against 186 at 2048 and 161 at 256, Gemma 3 270M); passages keep 2048."""
-        if self.config.max_row_tokens:
-            return self.config.max_row_tokens
-        lens = sorted(len(s.inputs) for s in chunk)
-        if not lens:
-            return 256
-        want = 4 * lens[len(lens) // 2]
-        return min(2048, max(256, 1 << max(0, want - 1).bit_length()))
+    def _plan(self, trie: TokenTrie, chunk: list[_Scored]):
+        """The forward plan of a chunk's trie, at the row length the cost model prefers.
+
+        Why not one length: attention in a packed row costs (row length) × (prefix + row length)
+        per layer (a 2048-token row of a 270M model spends as much on attention as on its linear
+        layers), while short rows pad more when the subtrees below the shared trunk do not fill
+        them.  Each length in :data:`ROW_LENGTHS` is planned (cheap: a walk of the trie) and
+        costed as forwarded tokens (padding included) × (1 + :data:`ATTENTION_PAIR_COST` ×
+        attended keys per token, plus the backend's cost per forward call); the cheapest wins, the
+        longer on a tie.  Measured on KoNUBench 0-shot cloze (Gemma 3 270M, 2 CPU threads, engine
+        only, best of two): the request-length rule this replaces packed 2,048-token rows after
+        the 220-token shared instruction (182 CPU s); the planner picks 512 (154 s; 256: 181 s,
+        1024: 167 s)."""
+        cfg = self.config
+        if cfg.max_row_tokens or not cfg.share_prefix:
+            return plan_forward(trie, cfg.max_row_tokens or 2048, pack=cfg.share_prefix)
+        best = None
+        for length in ROW_LENGTHS:
+            plan = plan_forward(trie, length, pack=True)
+            cost = self._plan_cost(plan)
+            if best is None or cost <= best[0]:
+                best = (cost, plan)
+            if len(plan.steps) == 1 and isinstance(plan.steps[0], RowsStep) and len(plan.steps[0].rows) == 1:
+                break                      # the whole trie fits one row: longer rows change nothing
+        return best[1]
+
+    def _plan_cost(self, plan) -> float:
+        """Forwarded tokens, padding included, each weighted by the keys it attends to (a row is
+        masked, not causal: every token's scores span prefix + row), plus the backend's cost of
+        one forward call in tokens (``call_tokens``: a few on a CPU, thousands on a GPU, where
+        a small model's call is mostly kernel launches)."""
+        call = getattr(self.backend, "call_tokens", 0)
+        cost = 0.0
+        for step in plan.steps:
+            if isinstance(step, ChainStep):
+                n = len(step.row.nodes)
+                cost += call + n * (1 + ATTENTION_PAIR_COST * (step.prefix_len + n))
+            elif isinstance(step, RowsStep):
+                rows = sorted(step.rows, key=lambda r: -len(r.nodes))
+                for batch in _batches(rows, self.config.batch_size, self._batch_tokens(),
+                                      step.prefix_len):
+                    width = len(batch[0].nodes)
+                    cost += call + len(batch) * width * (1 + ATTENTION_PAIR_COST * (step.prefix_len + width))
+        return cost
 
     def _batch_tokens(self) -> int:
         return self.config.max_batch_tokens or getattr(self.backend, "batch_tokens", 32768)

@@ -113,7 +113,11 @@ def _embedded(m: EmbeddedModel) -> ModelSource:
     try:
         mod = _il.import_module(m.package)
         target = cache_root() / "gguf" / mod.MODEL_NAME
-        path = mod.assemble(target)
+        expected = getattr(mod, "EXPECTED_SHA256", None)
+        if expected and target.is_file() and file_sha256(target) == expected:
+            path = target                  # assembled and checked before (memoised hash)
+        else:
+            path = mod.assemble(target)    # builds the file, or re-hashes it and refuses a bad one
     except Exception as exc:  # missing chunk packages, disk full, bad checksum
         raise ModelError(f"could not assemble embedded model '{m.name}': {exc}",
                          fix=m.pip + " (its four -partN packages are needed too)") from exc

@@ -10,10 +10,11 @@ own few-shot split — the only training records a few-shot model sees; None whe
 Why Treebank tokens: NLTK's Treebank tokenizer reproduces Table 1 exactly on the release (test:
 3,616 questions with > 20 tokens, mean 24.34 vs the printed 24.35; dev: 650, 26.37 vs 26.38);
 whitespace words give 3,243 / 22.18.  ``nltk`` is optional: without it a regex close to Treebank
-is used (``TOKENIZER`` says which).
+is used (:func:`tokenizer_name` says which).
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Sequence
 
@@ -24,21 +25,31 @@ from negbench.metrics import mean
 LENGTH_BUCKETS: tuple[tuple[int, int | None, str], ...] = (
     (0, 10, "1-10"), (11, 20, "11-20"), (21, 30, "21-30"), (31, 40, "31-40"), (41, None, ">40"))
 
-try:                                                   # optional dependency
-    from nltk.tokenize import TreebankWordTokenizer as _TB
-    _TREEBANK = _TB()
-    TOKENIZER = "nltk-treebank"
-except ImportError:                                    # pragma: no cover - depends on the env
-    _TREEBANK = None
-    TOKENIZER = "regex"
-
 _FALLBACK = re.compile(r"n't|'\w+|\w+(?:[.-]\w+)*|[^\w\s]")
+
+
+@functools.lru_cache(maxsize=1)
+def _treebank():
+    """NLTK's Treebank tokenizer, imported on first use: ``import nltk`` pulls in scipy, sklearn
+    and pandas (3.4 s and ~100 MB), which a run that never measures question length should not
+    pay."""
+    try:                                               # optional dependency
+        from nltk.tokenize import TreebankWordTokenizer
+    except ImportError:                                # pragma: no cover - depends on the env
+        return None
+    return TreebankWordTokenizer()
+
+
+def tokenizer_name() -> str:
+    """Which tokenizer :func:`question_tokens` uses here: ``nltk-treebank`` or ``regex``."""
+    return "regex" if _treebank() is None else "nltk-treebank"
 
 
 def question_tokens(text: str) -> int:
     """Number of tokens of a question (NLTK Treebank tokenizer; a close regex without nltk)."""
-    if _TREEBANK is not None:
-        return len(_TREEBANK.tokenize(text))
+    tb = _treebank()
+    if tb is not None:
+        return len(tb.tokenize(text))
     return len(_FALLBACK.findall(text))
 
 
