@@ -389,7 +389,7 @@ class Engine:
         longer on a tie.  Measured on KoNUBench 0-shot cloze (Gemma 3 270M, 2 CPU threads, engine
         only, best of two): the request-length rule this replaces packed 2,048-token rows after
         the 220-token shared instruction (182 CPU s); the planner picks 512 (154 s; 256: 181 s,
-        1024: 167 s)."""
+        1024: 153 s; benchmarks/engine_rows.py)."""
         cfg = self.config
         if cfg.max_row_tokens or not cfg.share_prefix:
             return plan_forward(trie, cfg.max_row_tokens or 2048, pack=cfg.share_prefix)
