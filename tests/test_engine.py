@@ -244,7 +244,7 @@ def test_row_length_follows_what_is_shared():
             trie.ask(path[-1], 0)
             for i in range(1, len(r)):
                 trie.ask(path[i - 1], r[i])
-        return eng._plan(trie, []), trie
+        return eng._plan(trie), trie
 
     def row_width(plan):
         return max(len(r.nodes) for s in plan.steps if isinstance(s, RowsStep) for r in s.rows)

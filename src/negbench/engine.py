@@ -326,7 +326,7 @@ class Engine:
             pending.append(len(distinct))
             for n in distinct:
                 waiting.setdefault(n, []).append(i)
-        plan = self._plan(trie, chunk)
+        plan = self._plan(trie)
         st.forwarded_tokens += plan.forwarded_tokens
         st.unique_tokens += plan.unique_tokens
         node_res: dict[int, tuple[dict[int, float], int]] = {}
@@ -367,9 +367,8 @@ class Engine:
                 prefixes[step.new_prefix] = kv
                 absorb([step.row], [ri], res)
             elif isinstance(step, RowsStep):
-                rows = sorted(step.rows, key=lambda r: -len(r.nodes))
                 kv = prefixes.get(step.prefix) if step.prefix else None
-                for batch in _batches(rows, cfg.batch_size, self._batch_tokens(), step.prefix_len):
+                for batch in self._step_batches(step):
                     inputs = [row_input(r) for r in batch]
                     res, _ = self.backend.forward_rows(inputs, kv, step.prefix_len)
                     st.model_calls += 1
@@ -377,7 +376,7 @@ class Engine:
                     absorb(batch, inputs, res)
         assert all(p == 0 for p in pending), "engine bug: unanswered requests after the plan"
 
-    def _plan(self, trie: TokenTrie, chunk: list[_Scored]):
+    def _plan(self, trie: TokenTrie):
         """The forward plan of a chunk's trie, at the row length the cost model prefers.
 
         Why not one length: attention in a packed row costs (row length) × (prefix + row length)
@@ -415,12 +414,16 @@ class Engine:
                 n = len(step.row.nodes)
                 cost += call + n * (1 + ATTENTION_PAIR_COST * (step.prefix_len + n))
             elif isinstance(step, RowsStep):
-                rows = sorted(step.rows, key=lambda r: -len(r.nodes))
-                for batch in _batches(rows, self.config.batch_size, self._batch_tokens(),
-                                      step.prefix_len):
+                for batch in self._step_batches(step):
                     width = len(batch[0].nodes)
                     cost += call + len(batch) * width * (1 + ATTENTION_PAIR_COST * (step.prefix_len + width))
         return cost
+
+    def _step_batches(self, step: RowsStep):
+        """A rows step's forward calls: its rows longest first, cut by :func:`_batches` (the
+        planner costs exactly the calls the scoring loop makes)."""
+        rows = sorted(step.rows, key=lambda r: -len(r.nodes))
+        return _batches(rows, self.config.batch_size, self._batch_tokens(), step.prefix_len)
 
     def _batch_tokens(self) -> int:
         return self.config.max_batch_tokens or getattr(self.backend, "batch_tokens", 32768)
