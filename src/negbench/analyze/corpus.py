@@ -13,7 +13,7 @@ from typing import Iterable, Iterator, Sequence
 from negbench.analyze.ko_negation import (LEXICAL_TYPES, SYNTACTIC_TYPES, TABLE2_CLAUSES,
                                           TYPE_NAMES, NegationHit, sentence_label)
 from negbench.errors import DataError
-from negbench.records import field, iter_jsonl, read_text
+from negbench.tasks.records import field, iter_jsonl, read_text
 
 #: Fields a KMMLU-style record must have (the release's kmmlu_neg / kmmlu_pos files; KMMLU
 #: itself has A–D).

@@ -56,7 +56,7 @@ SYNTACTIC_TYPES = ("an-short", "an-long", "mot-short", "mot-long", "malda")
 LEXICAL_TYPES = ("anida", "prefix")
 TYPES = SYNTACTIC_TYPES + LEXICAL_TYPES
 #: Fine clause types of a negated predicate; the local ones are negbench's KoNUBench names
-#: (:data:`negbench.tasks.konubench.LOCAL_TYPES`).
+#: (:data:`negbench.tasks.konubench.tasks.LOCAL_TYPES`).
 CLAUSES = ("main", "adnominal", "adverbial", "noun", "quotation", "subordinate", "coordinated")
 #: Clause columns of Table 2 (lower part) in its order.
 TABLE2_CLAUSES = ("adnominal", "adverbial", "noun", "quotation", "subordinate", "main")

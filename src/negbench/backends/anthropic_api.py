@@ -20,7 +20,7 @@ from negbench.backends.api_common import (ApiError, Fatal, Malformed, Retryable,
                                           chat_marker, check_url, parse_retry_after,
                                           prompt_messages, scrub)
 from negbench.backends.base import RequestJob
-from negbench.requests import GenerationRequest, GenerationResponse
+from negbench.core.requests import GenerationRequest, GenerationResponse
 
 API_NUMERICS = "1"
 

@@ -77,7 +77,7 @@ class RequestJob:
     """
 
     key: str
-    request: Any                                   # a negbench.requests.Request
+    request: Any                                   # a negbench.core.requests.Request
     tokens: list[int] | None = None
     n_scored: int = 0
     labels: list[tuple[str, int]] | None = None

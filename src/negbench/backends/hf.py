@@ -20,8 +20,10 @@ import numpy as np
 from negbench.backends import heap
 from negbench.backends.base import QueryResult, RowInput
 from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
+from negbench.backends.tokenizing import as_list as _as_list
+from negbench.backends.tokenizing import quiet_transformers as _quiet_transformers
 from negbench.errors import ModelError, NegbenchError
-from negbench.models import (ModelSource, cache_root, converted_gguf_folder, resolve,
+from negbench.backends.sources import (ModelSource, cache_root, converted_gguf_folder, resolve,
                              source_fingerprint)
 
 log = logging.getLogger("negbench")
@@ -29,35 +31,11 @@ log = logging.getLogger("negbench")
 NUMERICS_VERSION = "3"   # bump when a change alters scores, so cached answers are not reused
 
 
-def _quiet_transformers() -> None:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    import transformers
-    transformers.logging.set_verbosity_error()
-    try:
-        transformers.utils.logging.disable_progress_bar()
-    except AttributeError:
-        pass
-
-
 class HFBackend(HFTokenization):
     """A causal LM from transformers, scored through packed rows with a trie attention mask."""
 
     name = "hf"
     _auto_model = "AutoModelForCausalLM"
-
-    def __new__(cls, model: str, *args, **kwargs):
-        """An encoder-decoder model (``config.is_encoder_decoder``: T5, Flan-T5, BART) gives a
-        :class:`negbench.backends.seq2seq.Seq2SeqBackend` (a subclass; same arguments), so every
-        caller of ``HFBackend(spec)`` — ``negbench run --model PATH`` included — gets the right one."""
-        if cls is HFBackend:
-            from negbench.backends.seq2seq import Seq2SeqBackend, is_encoder_decoder
-            if is_encoder_decoder(model, kwargs.get("revision")):
-                if kwargs.get("quantize"):
-                    raise ModelError(f"--quantize {kwargs['quantize']}: only decoder-only models "
-                                     "load in 8 bits here", where="--quantize",
-                                     fix="drop --quantize for encoder-decoder models (T5, BART)")
-                cls = Seq2SeqBackend
-        return super().__new__(cls)
 
     def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
                  adapter: str | None = None, add_bos: str | bool = "auto",
@@ -317,7 +295,6 @@ class HFBackend(HFTokenization):
         Returns (text cut at the first stop string, tokens generated, why it stopped).
         """
         torch = self.torch
-        from transformers import DynamicCache
         tok = self.tokenizer
         B, P = len(contexts), prefix_len
         L = max(len(c) for c in contexts)
@@ -594,12 +571,6 @@ def check_gguf(path: Path) -> None:
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
                          where="--model", fix="download the file again (it may have been cut "
                          "short), or reinstall the package that ships it") from exc
-
-
-def _as_list(x) -> list[int]:
-    if x is None:
-        return []
-    return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
 def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:

@@ -41,7 +41,7 @@ from negbench.backends.api_common import (ApiError, Fatal, LocalTokenizer, Malfo
                                           apply_stops, chat_marker, check_url, finite_logprob,
                                           parse_retry_after, prompt_messages, scrub)
 from negbench.backends.base import RequestJob
-from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
+from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse)
 
 log = logging.getLogger("negbench")
@@ -251,7 +251,7 @@ class OpenAIBackend:
         fp.update(fingerprint_extra or {})
         wf = weights_folder or (root if root and Path(root, "config.json").is_file() else None)
         if wf:
-            from negbench.models import ModelSource, source_fingerprint
+            from negbench.backends.sources import ModelSource, source_fingerprint
             fp["weights"] = source_fingerprint(ModelSource(wf, folder=str(Path(wf).resolve())))
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
         self.fingerprint_info = dict(fp)

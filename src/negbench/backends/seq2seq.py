@@ -30,11 +30,12 @@ import json
 import logging
 from typing import Sequence
 
-from negbench.backends.hf import HFBackend, _as_list, _quiet_transformers
+from negbench.backends.hf import HFBackend
+from negbench.backends.tokenizing import as_list
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.errors import ModelError
-from negbench.models import resolve, source_fingerprint
-from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
+from negbench.backends.sources import resolve, source_fingerprint
+from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse, Request,
                                Response)
 
@@ -47,31 +48,11 @@ _GEN_PROCESSORS = ("repetition_penalty", "no_repeat_ngram_size", "forced_bos_tok
                    "suppress_tokens", "begin_suppress_tokens", "encoder_no_repeat_ngram_size")
 
 
-def is_encoder_decoder(spec: str, revision: str | None = None) -> bool:
-    """Whether ``--model spec`` names an encoder-decoder model (``config.is_encoder_decoder``),
-    read from its config only (no weights).  GGUF files and unreadable configs count as causal:
-    the causal loader then reports any problem as before."""
-    try:
-        src = resolve(spec)
-    except ModelError:
-        return False
-    if src.gguf_file:
-        return False
-    try:
-        _quiet_transformers()
-        from transformers import AutoConfig
-        where = src.folder or src.hub_id
-        cfg = AutoConfig.from_pretrained(where, revision=revision)
-    except Exception:                  # offline hub id, damaged config: the causal path explains
-        return False
-    return bool(getattr(cfg, "is_encoder_decoder", False))
-
-
 class Seq2SeqBackend(HFBackend):
     """An ``AutoModelForSeq2SeqLM`` answering log-likelihood, next-token and generation requests.
 
-    ``HFBackend(path)`` returns one of these when the model's config is encoder-decoder, so
-    ``negbench run --model PATH`` needs nothing else.  Batching: ``batch_size`` contexts (or
+    :func:`negbench.backends.registry.open_backend` opens one of these when the model's config is
+    encoder-decoder, so ``negbench run --model PATH`` needs nothing else.  Batching: ``batch_size`` contexts (or
     decoder rows) per model call, at most ``max_batch_tokens`` padded tokens; ``gen_batch_size``
     prompts per generation batch.  Results do not depend on them.
     """
@@ -108,7 +89,7 @@ class Seq2SeqBackend(HFBackend):
                        getattr(cfg, "decoder_start_token_id", None),
                        getattr(gen, "bos_token_id", None), tok.pad_token_id)
         self.decoder_start_token_id = int(start)
-        self.eos_ids = set(_as_list(getattr(gen, "eos_token_id", None)) + _as_list(tok.eos_token_id))
+        self.eos_ids = set(as_list(getattr(gen, "eos_token_id", None)) + as_list(tok.eos_token_id))
         ignored = [k for k in _GEN_PROCESSORS if gen is not None and getattr(gen, k, None)
                    not in (None, 0, 1.0, [], ())]
         if ignored:

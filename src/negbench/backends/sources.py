@@ -141,7 +141,7 @@ def file_sha256(path: Path) -> str:
             h.update(block)
     memo[key] = h.hexdigest()
     try:
-        from negbench.store import atomic_write_text
+        from negbench.evaluation.store import atomic_write_text
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(memo_path, json.dumps(memo))
     except OSError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from typing import Sequence
 
 #: Texts whose token ids identify a tokenizer's behaviour: English, Korean, Japanese, digits,
@@ -71,3 +72,20 @@ class HFTokenization:
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         return self.tokenizer.apply_chat_template(messages, tokenize=False,
                                                   add_generation_prompt=add_generation_prompt)
+
+
+def quiet_transformers() -> None:
+    """transformers' own logging and progress bars off (negbench reports progress itself)."""
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import transformers
+    transformers.logging.set_verbosity_error()
+    try:
+        transformers.utils.logging.disable_progress_bar()
+    except AttributeError:
+        pass
+
+
+def as_list(x) -> list[int]:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]

@@ -39,7 +39,7 @@ def vllm_command() -> list[str] | None:
 def model_folder(spec: str) -> str:
     """A folder vLLM can serve: a transformers folder, or an embedded / GGUF model's converted
     safetensors copy (made once by the transformers backend), or a hub id passed through."""
-    from negbench.models import converted_gguf_folder, resolve
+    from negbench.backends.sources import converted_gguf_folder, resolve
     src = resolve(spec)
     if src.gguf_file:
         target = converted_gguf_folder(src)
@@ -77,7 +77,7 @@ class VLLMServer:
         if prefix_caching:
             self.cmd.append("--enable-prefix-caching")
         self.cmd += list(extra_args)
-        from negbench.models import cache_root
+        from negbench.backends.sources import cache_root
         self.log_path = Path(log_path or cache_root() / "vllm" / f"server-{self.port}.log")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None

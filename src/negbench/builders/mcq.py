@@ -23,9 +23,8 @@ rate of a round is the share of items with ≥ 1 disagreement (KoNUBench Table 1
 last round, ``finalize`` writes the release schema (``nubench`` / ``konubench`` loadable) and a
 ``manifest.json``.
 
-Every LLM stage goes through a negbench backend (:func:`negbench.backends.specs.open_backend`, the
-path ``negbench run`` uses) and :class:`negbench.engine.Engine` with the response cache: greedy
-generation, so a rerun computes nothing.
+Every LLM stage goes through a :class:`negbench.evaluation.session.Session` (the model, the engine
+and the response cache of ``negbench run``): greedy generation, so a rerun computes nothing.
 """
 from __future__ import annotations
 
@@ -39,12 +38,39 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from negbench.build.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
+from negbench.builders.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
 from negbench.errors import DataError, OptionError
-from negbench.records import iter_jsonl, read_text
-from negbench.store import atomic_write_text, file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.tasks.records import iter_jsonl, read_text
+from negbench.evaluation.store import atomic_write_text, file_sha256, read_jsonl, write_json, write_jsonl
 
 LANGS = ("en", "ko")
+
+
+@dataclass(frozen=True)
+class McqLanguage:
+    """What the build needs from the benchmark whose release it writes (registry kind
+    ``mcq_language``, registered by the benchmark's home: ``en`` Thunder-NUBench, ``ko``
+    Thunder-KoNUBench): the task that loads the release, the variable pointing it there, the
+    release's splits, where a split's file goes, the loader's own validation and the writer."""
+
+    code: str
+    task: str
+    env: str
+    splits: tuple[str, ...]
+    release_path: Callable[[Path, str], tuple[Path, Path]]     # (out, split) -> (file, task source)
+    check_release: Callable[[list[dict], str, str], None]      # (records, split, path)
+    write_release: Callable[[Path, list[dict]], None]
+
+
+def language(code: str) -> McqLanguage:
+    from negbench.tasks.registry import REGISTRY
+    lang = REGISTRY.get("mcq_language", code)
+    if lang is None:
+        raise OptionError(f"unknown language {code!r}", where="--lang",
+                          fix=" or ".join(REGISTRY.names("mcq_language")))
+    return lang
+
+
 #: bump when a stage's code changes what it produces: older stage files are then rebuilt
 STAGE_VERSION = 1
 #: Listing 3: ``len(x.split()) >= 30``; KoNUBench states no length filter.
@@ -105,7 +131,7 @@ class McqConfig:
     reviews: list[str] = field(default_factory=list)   # filled review sheets, round 1, 2, …
 
     def resolved(self) -> "McqConfig":
-        from negbench.models import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
+        from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
         c = McqConfig(**{**asdict(self), "reviews": list(self.reviews)})
         if c.lang not in LANGS:
             raise OptionError(f"unknown language {c.lang!r}", where="--lang", fix="en or ko")
@@ -115,7 +141,7 @@ class McqConfig:
         if c.conditionals and c.lang != "en":
             raise OptionError("--conditionals is the English pipeline's (NUBench Listing 4)",
                               where="--conditionals", fix="drop it for --lang ko")
-        splits = ("demonstration", "test") if c.lang == "en" else ("train", "validation", "test")
+        splits = language(c.lang).splits
         if c.split not in splits:
             raise OptionError(f"split {c.split!r} is not one of the {c.lang} release's",
                               where="--split", fix="one of " + ", ".join(splits))
@@ -283,14 +309,11 @@ class Generator:
     def _open(self) -> None:
         if self.engine is not None:
             return
-        from negbench.backends.specs import open_backend
-        from negbench.cache import ResponseCache
-        from negbench.engine import Engine, EngineConfig
-        from negbench.models import cache_root
-        self.log(f"loading {self.spec} …")
-        self.backend = open_backend(self.spec, dtype=self.dtype, device=self.device)
-        cache = ResponseCache(self.cache_path or cache_root() / "responses.sqlite")
-        self.engine = Engine(self.backend, cache, EngineConfig(progress=self.progress))
+        from negbench.evaluation.session import open_model
+        session = open_model(self.spec, dtype=self.dtype, device=self.device,
+                             cache=self.cache_path or True, progress=self.progress, log=self.log)
+        self.backend = session.backend                # logs "loading …"
+        self.engine = session.engine
 
     @property
     def fingerprint(self) -> str | None:
@@ -315,7 +338,7 @@ class Generator:
         """Raw answers, in order."""
         if not sentences:
             return []
-        from negbench.requests import GenerationRequest
+        from negbench.core.requests import GenerationRequest
         self._open()
         chat = getattr(self.backend, "has_chat_template", False)
         stop = () if chat else ("\n\n",)
@@ -655,23 +678,12 @@ def release_records(state: dict[str, dict], lang: str) -> list[dict]:
 
 def release_path(out: Path, lang: str, split: str) -> tuple[Path, Path]:
     """(file, the folder to point the task at: NEGBENCH_NUBENCH / NEGBENCH_KONUBENCH)."""
-    if lang == "en":
-        root = out / "nubench"
-        return root / f"{split}.jsonl", root
-    from negbench.tasks.konubench import _SPLIT_FILES
-    sub, name = _SPLIT_FILES[split]
-    root = out / "konubench"
-    return root / "dataset" / "Thunder_KoNUBench" / sub / name, root
+    return language(lang).release_path(out, split)
 
 
 def check_release(records: list[dict], lang: str, split: str, path: str) -> None:
     """The task loaders' own validation, before the file is written."""
-    if lang == "en":
-        from negbench.tasks.nubench import docs_from_objects
-        docs_from_objects(records, split, path)
-    else:
-        from negbench.tasks.konubench import _make_docs, parse_record
-        _make_docs([parse_record(r, path, str(i)) for i, r in enumerate(records)], path)
+    language(lang).check_release(records, split, path)
 
 
 # -- the whole build -------------------------------------------------------------------------------
@@ -718,10 +730,7 @@ def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
     records = release_records(state, cfg.lang)
     final, root = release_path(out, cfg.lang, cfg.split)
     check_release(records, cfg.lang, cfg.split, str(final))
-    if cfg.lang == "en":
-        write_jsonl(final, records)
-    else:
-        atomic_write_text(final, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+    language(cfg.lang).write_release(final, records)
     manifest = {
         "builder": "negbench build mcq", "lang": cfg.lang, "split": cfg.split,
         "input": {"path": cfg.input, "sha256": file_sha256(cfg.input)},

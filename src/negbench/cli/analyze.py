@@ -1,15 +1,13 @@
 """``negbench analyze negation``: the command-line face of :mod:`negbench.analyze.ko_negation`
 and :mod:`negbench.analyze.corpus` (Thunder-KoNUBench §3.2 Table 2 and the §3.3 KMMLU
 selection).
-
-Wired into ``negbench.cli`` like ``build``: ``add_analyze_parser(sub)`` in ``build_parser`` and
-``if args.command == "analyze": return run_analyze(args)`` in ``main``.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import Any
 from pathlib import Path
 
 from negbench.errors import OptionError
@@ -22,9 +20,10 @@ EPILOG = """examples:
 """
 
 
-def add_analyze_parser(subparsers) -> None:
+def add_parser(subparsers) -> None:
     a = subparsers.add_parser("analyze", help="corpus analysis (Korean and English negation detectors, "
                               "Thunder-KoNUBench Table 2 / KMMLU selection)")
+    a.set_defaults(func=run)
     asub = a.add_subparsers(dest="analyze_target", metavar="TARGET")
     n = asub.add_parser("negation", help="find negations; Table 2 statistics; KMMLU selection",
                         description="Rule-based negation detection (Thunder-KoNUBench §3.2-3.3): "
@@ -56,7 +55,7 @@ def add_analyze_parser(subparsers) -> None:
 
 
 def _out_paths(args) -> tuple[Path | None, Path | None, Path | None]:
-    from negbench.store import check_writable_folder
+    from negbench.evaluation.store import check_writable_folder
     out = Path(args.output) if args.output else None
     md = js = None
     if out is not None:
@@ -76,7 +75,7 @@ def _out_paths(args) -> tuple[Path | None, Path | None, Path | None]:
     return out, md, js
 
 
-def run_analyze(args) -> int:
+def run(args) -> int:
     if getattr(args, "analyze_target", None) != "negation":
         print("usage: negbench analyze negation --lang ko FILE... (see --help)", file=sys.stderr)
         return 2
@@ -98,15 +97,21 @@ def run_analyze(args) -> int:
 
 def _sentences(args, outputs) -> int:
     from negbench.analyze.corpus import read_sentences
-    from negbench.store import atomic_write_chunks, write_json
+    from negbench.evaluation.store import atomic_write_chunks, write_json
+    det: Any
+    corpus_stats: Any
+    sentence_label: Any
     if args.lang == "en":
         from negbench.analyze.en_negation import EnNegationDetector as Detector
         from negbench.analyze.en_negation import analyser_version, corpus_stats, sentence_label
         from negbench.analyze.en_negation import stats_markdown as table2_markdown
         det = Detector()
     else:
-        from negbench.analyze.corpus import corpus_stats, table2_markdown
-        from negbench.analyze.ko_negation import KoNegationDetector, analyser_version, sentence_label
+        from negbench.analyze.corpus import corpus_stats as ko_stats
+        from negbench.analyze.corpus import table2_markdown
+        from negbench.analyze.ko_negation import KoNegationDetector, analyser_version
+        from negbench.analyze.ko_negation import sentence_label as ko_label
+        corpus_stats, sentence_label = ko_stats, ko_label
         det = KoNegationDetector(lexical=bool(args.lexical))
     sents = [s for f in args.files for s in read_sentences(f, json_field=args.field)]
     if not sents:
@@ -128,7 +133,7 @@ def _sentences(args, outputs) -> int:
     table = table2_markdown(stats)
     print(table)
     if md is not None:
-        from negbench.store import atomic_write_text
+        from negbench.evaluation.store import atomic_write_text
         atomic_write_text(md, table)
         write_json(js, {**stats, "files": list(args.files), "lexical": bool(args.lexical),
                         "analyser": analyser_version()})
@@ -141,15 +146,15 @@ def _sentences(args, outputs) -> int:
 def _reference(args) -> Path | None:
     if args.reference:
         return None if args.reference.lower() == "none" else Path(args.reference)
-    from negbench.tasks.konubench import _find_diag_file, default_diag_source
-    return _find_diag_file(Path(default_diag_source()), "kmmlu-neg")
+    from negbench.tasks.konubench.tasks import find_diag_file, default_diag_source
+    return find_diag_file(Path(default_diag_source()), "kmmlu-neg")
 
 
 def _kmmlu(args, outputs) -> int:
     from negbench.analyze.corpus import (PAPER_KMMLU_NEGATED, compare_selection, kmmlu_ask,
                                          kmmlu_negated, read_kmmlu)
     from negbench.analyze.ko_negation import KoNegationDetector
-    from negbench.store import atomic_write_chunks, write_json
+    from negbench.evaluation.store import atomic_write_chunks, write_json
     recs = [(f, n, r) for f in args.files for n, r in enumerate(read_kmmlu(f), 1)]
     ref_path = _reference(args)
     ref = read_kmmlu(ref_path) if ref_path is not None else None
@@ -176,7 +181,7 @@ def _kmmlu(args, outputs) -> int:
               f"selected here, {cmp['reference_not_selected']:,} not selected; {cmp['selected_not_in_reference']:,} "
               f"selected items are not in it")
     if md is not None:
-        from negbench.store import atomic_write_text
+        from negbench.evaluation.store import atomic_write_text
         atomic_write_text(md, "### KMMLU negated-question selection\n\n```json\n"
                           + json.dumps(summary, ensure_ascii=False, indent=2) + "\n```\n")
         write_json(js, summary)

@@ -1,13 +1,5 @@
 """``negbench report`` and ``negbench compare``.
 
-Wire into the main CLI (negbench/cli.py) with::
-
-    from negbench.report.cli import add_report_parsers
-    add_report_parsers(sub)                          # in build_parser(), after "export"
-    ...
-    if args.command in ("report", "compare"):        # in main(), inside the try block
-        return args.report_handler(args)
-
 Also runnable on its own: ``python -m negbench.report report RUN…`` / ``… compare A B``.
 """
 from __future__ import annotations
@@ -58,7 +50,7 @@ def _formats(s: str) -> list[str]:
     return fs
 
 
-def add_report_parsers(sub) -> None:
+def add_parser(sub) -> None:
     """Add the ``report`` and ``compare`` commands to an argparse subparsers object."""
     r = sub.add_parser("report", help="tables, plots and an HTML report from saved runs (no model)",
                        description="Paper-shaped tables (Markdown, LaTeX), plots, one self-contained "
@@ -93,7 +85,7 @@ def add_report_parsers(sub) -> None:
     r.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
     r.add_argument("--force", action="store_true", help="compare runs even when their data differ")
     r.add_argument("--title", default=None, help="report title")
-    r.set_defaults(report_handler=run_report)
+    r.set_defaults(func=run_report)
 
     c = sub.add_parser("compare", help="compare two runs item by item, with significance tests",
                        description="Pair the items of two runs (two models, or a model before / "
@@ -113,7 +105,7 @@ def add_report_parsers(sub) -> None:
     c.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
     c.add_argument("--flips", type=whole_number(0), default=20, help="flipped items to print (default: 20)")
     c.add_argument("--force", action="store_true", help="pair items even when the data differ")
-    c.set_defaults(report_handler=run_compare)
+    c.set_defaults(func=run_compare)
 
 
 def default_out(runs: list[str]) -> Path:
@@ -163,7 +155,7 @@ def run_compare(args) -> int:
     from negbench.report.compare import compare_runs, to_markdown
     from negbench.report.html import clean, render
     from negbench.report.load import load_runs
-    from negbench.store import atomic_write_text, write_json
+    from negbench.evaluation.store import atomic_write_text, write_json
     a, b = load_runs([args.a, args.b], [args.label_a, args.label_b])
     tasks = [t.strip() for t in args.tasks.split(",")] if args.tasks else None
     cmp = compare_runs(a, b, tasks, n_resamples=args.bootstrap, seed=args.seed, alpha=args.alpha,
@@ -198,14 +190,14 @@ def run_compare(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="negbench", description="negbench reports")
-    add_report_parsers(p.add_subparsers(dest="command", metavar="COMMAND", required=True))
+    add_parser(p.add_subparsers(dest="command", metavar="COMMAND", required=True))
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.report_handler(args)
+        return args.func(args)
     except NegbenchError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code

@@ -1,7 +1,4 @@
 """``negbench train`` and ``negbench recipes``: the command-line face of :mod:`negbench.train`.
-
-Wire into ``negbench.cli``: ``add_train_parser(sub)`` in ``build_parser`` and
-``if args.command in ("train", "recipes"): return run_train(args)`` in ``main``.
 """
 from __future__ import annotations
 
@@ -25,13 +22,14 @@ from its last checkpoint when the same command is run again.
 """
 
 
-def add_train_parser(subparsers) -> None:
+def add_parser(subparsers) -> None:
     t = subparsers.add_parser(
         "train", help="LoRA fine-tuning with a paper's recipe, then before/after evaluation",
         description="Fine-tune a LoRA adapter with one of the papers' recipes (peft + "
                     "transformers Trainer), then evaluate the base model and the adapter on the "
                     "recipe's test protocol and compare them (flips, McNemar, paired bootstrap).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    t.set_defaults(func=cmd_train)
     t.add_argument("--recipe", default=None,
                    help="recipe name (negbench recipes lists them); optional with a --config "
                         "file that names one")
@@ -79,17 +77,12 @@ def add_train_parser(subparsers) -> None:
     r = subparsers.add_parser("recipes", help="list the fine-tuning recipes and every setting",
                               description="The papers' LoRA recipes: name, source, and every "
                                           "hyper-parameter (docs/training.md explains them).")
+    r.set_defaults(func=cmd_recipes)
     r.add_argument("name", nargs="?", help="show one recipe")
     r.add_argument("--yaml", action="store_true",
                    help="print the recipe as a YAML config (for --config)")
     r.add_argument("--llama-factory", dest="llama_factory", action="store_true",
                    help="print the recipe's LLaMA-Factory training YAML keys")
-
-
-def run_train(args) -> int:
-    if args.command == "recipes":
-        return cmd_recipes(args)
-    return cmd_train(args)
 
 
 def cmd_recipes(args) -> int:
@@ -119,7 +112,7 @@ def cmd_recipes(args) -> int:
 
 
 def cmd_train(args) -> int:
-    from negbench.models import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
+    from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
     from negbench.train.recipes import resolve_recipe
     recipe = resolve_recipe(args.recipe, config=args.config, overrides=args.overrides,
                             data=args.data, max_steps=args.max_steps, eval_limit=args.eval_limit)
@@ -132,7 +125,7 @@ def cmd_train(args) -> int:
     print(f"adapter: {adapter}")
     if general:
         from pathlib import Path
-        from negbench.lm_eval_model import general_eval
+        from negbench.integrations.lm_eval import general_eval
         for name, adp in (("base", None), ("adapter", str(adapter))):
             out = Path(args.out) / "general" / f"{name}.json"
             print(f"lm-eval {','.join(general)} on the {name} model:")
@@ -154,7 +147,7 @@ def _general_tasks(args) -> list[str] | None:
         return None
     from negbench.errors import require
     require("lm_eval")
-    from negbench.lm_eval_model import task_manager
+    from negbench.integrations.lm_eval import task_manager
     tasks = [t.strip() for t in args.general_tasks.split(",") if t.strip()]
     task_manager(tasks, args.general_include_path)
     return tasks

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from negbench.errors import OutputError
-from negbench.requests import Response, response_from_json, response_to_json
+from negbench.core.requests import Response, response_from_json, response_to_json
 
 log = logging.getLogger(__name__)
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, kind TEXT NOT NULL, "

@@ -2,7 +2,7 @@
 
 * identical requests run once (content keys), and answered ones come from the cache;
 * log-likelihood and next-token requests go into one token trie, planned by
-  :func:`negbench.trie.plan_forward` so each shared prefix is forwarded once;
+  :func:`negbench.core.trie.plan_forward` so each shared prefix is forwarded once;
 * logits are computed only at scored positions (the backend's job);
 * rows are length-sorted and batched to a row count and a token budget;
 * answers are written to the cache after every model call, so a killed run resumes.
@@ -25,12 +25,12 @@ import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from negbench.backends.base import Query, RequestJob, RowInput
-from negbench.cache import ResponseCache
-from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
+from negbench.core.cache import ResponseCache
+from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
                                Request, Response, RollingLoglikelihoodRequest,
                                RollingLoglikelihoodResponse, request_key)
-from negbench.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
+from negbench.core.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
 
 #: Row lengths the planner tries for packed rows (see ``Engine._plan``).
 ROW_LENGTHS = (256, 512, 1024, 2048)
@@ -73,7 +73,7 @@ class EngineConfig:
     gen_prefix_min: int = 64             # shared prompt prefix (tokens) worth one KV pass in generation
     progress: bool = True
     group_tokens: int | None = None      # tokens per prefix-sharing group (None: chunk_tokens);
-                                         # the unit of work of a Ray pool (negbench.cluster)
+                                         # the unit of work of a Ray pool (negbench.evaluation.cluster)
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Engine:
         self.backend = backend
         self.cache = cache
         self.config = config or EngineConfig()
-        self.pool = pool            # scores groups elsewhere (negbench.cluster.RayPool), or None
+        self.pool = pool            # scores groups elsewhere (negbench.evaluation.cluster.RayPool), or None
         if getattr(backend, "level", None) == "request":    # in-process request-level backends
             for name in ("batch_size", "max_batch_tokens", "gen_batch_size"):  # (seq2seq) batch
                 if hasattr(backend, name) and getattr(self.config, name) is not None:

@@ -1,6 +1,6 @@
 """The request types every task is reduced to, and their answers (the fourth, a whole text's
 rolling log-likelihood, serves lm-evaluation-harness perplexity tasks through
-:mod:`negbench.lm_eval_model`).
+:mod:`negbench.integrations.lm_eval`).
 
 Requests are plain strings (the chat template, if any, is already applied) so that a request's
 identity — and its cache key — is exactly what the model sees.

@@ -1,9 +1,9 @@
 """Runs spread over a Ray cluster (``negbench run --ray …``), for when one machine is not enough.
 
 The engine cuts the token-sorted requests of a run into deterministic prefix-sharing groups
-(:func:`negbench.engine.cut_groups`); without Ray it scores them one after the other, with Ray a
+(:func:`negbench.core.engine.cut_groups`); without Ray it scores them one after the other, with Ray a
 :class:`RayPool` hands each group to a worker actor.  A worker holds one model replica, built by
-the same function as the driver's (:func:`negbench.backends.specs.open_backend`, same spec and
+the same function as the driver's (:func:`negbench.backends.registry.open_backend`, same spec and
 options), and scores the group with the engine's own code (:meth:`Engine.score_group`), so a
 cluster run plans exactly the rows and batches of a one-process run and its samples are
 byte-identical (same ``--threads``; see ``docs/ray.md``).  Answers come back to the driver group
@@ -157,7 +157,7 @@ def worker_spec(model: str, backend_options: dict[str, Any]) -> WorkerSpec:
                       {k: v for k, v in os.environ.items() if PASS_ENV.match(k)})
 
 
-CODE_MODULES = ("negbench.engine", "negbench.trie", "negbench.backends.hf",
+CODE_MODULES = ("negbench.core.engine", "negbench.core.trie", "negbench.backends.hf",
                 "negbench.backends.base")
 
 
@@ -178,7 +178,7 @@ class GroupWorker:
 
     def __init__(self, spec: WorkerSpec):
         os.environ.update(spec.env)
-        from negbench.backends.specs import open_backend
+        from negbench.backends.registry import open_backend
         self.backend = open_backend(spec.model, **spec.options)
 
     def info(self) -> dict[str, Any]:
@@ -189,7 +189,7 @@ class GroupWorker:
                 "device": str(getattr(self.backend, "device", ""))}
 
     def score(self, group: list, config: dict[str, Any]) -> tuple[list, dict[str, Any]]:
-        from negbench.engine import Engine, EngineConfig
+        from negbench.core.engine import Engine, EngineConfig
         pairs, st = Engine(self.backend, None, EngineConfig(**config)).score_group(group)
         return pairs, asdict(st)
 
@@ -287,7 +287,7 @@ class RayPool:
             slot.info = self.ray.get(slot.ready)
         except self.ray.exceptions.RayActorError as exc:
             raise ClusterError(f"worker {slot.index} could not load the model: "
-                               f"{_short(exc)}", where="--ray",
+                               f"{short_error(exc)}", where="--ray",
                                fix="install negbench and the model on every node of the "
                                    "cluster (the same versions)") from None
         slot.ready = None
@@ -308,7 +308,7 @@ class RayPool:
     def score(self, engine, groups: list[list], done, st) -> None:
         """Score ``groups`` on the workers, answers streaming to ``done`` as groups finish.
         Called by :meth:`Engine._score` in place of its own loop over the same groups."""
-        from negbench.engine import EngineStats
+        from negbench.core.engine import EngineStats
         ray = self.ray
         fp = engine.backend.fingerprint
         config = {**asdict(engine.config), "progress": False}
@@ -347,11 +347,11 @@ class RayPool:
             try:
                 pairs, wst = ray.get(ref)
             except dead as exc:
-                self.retries.append(RetryRecord(base + g, slot.index, _short(exc), attempts[g]))
+                self.retries.append(RetryRecord(base + g, slot.index, short_error(exc), attempts[g]))
                 st.retries += 1
                 if attempts[g] >= MAX_ATTEMPTS:
                     raise ClusterError(f"group {base + g} failed on {attempts[g]} workers in a "
-                                       f"row (last: {_short(exc)})", where="--ray",
+                                       f"row (last: {short_error(exc)})", where="--ray",
                                        fix="check the workers' memory; answered groups are "
                                            "cached, so rerunning resumes") from None
                 queue.appendleft(g)              # first in line for the next live worker
@@ -440,7 +440,7 @@ def _check_reachable(address: str, timeout: float = 3.0) -> None:
                                "for a local cluster") from None
 
 
-def _short(exc: BaseException) -> str:
+def short_error(exc: BaseException) -> str:
     """The first line of a Ray error (they run to dozens of lines)."""
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]

@@ -5,7 +5,7 @@ evaluated records in order; each record draws ``k`` examples with ``rnd.sample(f
 (``k + 1`` when the few-shot split is the evaluated split, then the record itself is dropped).
 ``fixed`` sampler: one draw of ``k`` examples for the whole trial (same shots for every item).
 A task may also give a callable ``sampler(docs, pool, k, seed)`` that yields one list of shots per
-record (e.g. the stratified JSTS-Neg / JNLI-Neg draw in :mod:`negbench.minimal_pairs`).
+record (e.g. the stratified JSTS-Neg / JNLI-Neg draw in :mod:`negbench.tasks.common.minimal_pairs`).
 
 Context = description + Σ(example query + target delimiter + example target + few-shot delimiter)
 + query.

@@ -8,7 +8,7 @@
 * :class:`NextTokenLabels` — one forward pass; the next-token distribution over label first tokens.
 
 Each turns a rendered prompt into requests and the answers into a per-sample record; metrics
-are computed from records only (:mod:`negbench.metrics`).
+are computed from records only (:mod:`negbench.evaluation.metrics`).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import string
 from dataclasses import dataclass
 from typing import Callable
 
-from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
+from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse, Request)
 from typing import TYPE_CHECKING
 

@@ -15,11 +15,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Iterator, Sequence
 
 from negbench import __version__
-from negbench.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
-from negbench.requests import request_key
-from negbench.fewshot import build_context, fewshot_draws
-from negbench.metrics import over_seeds, summarize
-from negbench.store import RunStore, fingerprint_records, git_commit, package_versions
+from negbench.core.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
+from negbench.core.requests import request_key
+from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.evaluation.metrics import over_seeds, summarize
+from negbench.evaluation.store import RunStore, fingerprint_records, git_commit, package_versions
 from negbench.tasks import Task, get_task
 from negbench.tasks.base import Doc
 
@@ -274,11 +274,12 @@ def _maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str) -> st
 
 
 def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = None,
-             log=print, plan: Plan | None = None) -> dict:
+             log=print, plan: Plan | None = None, keep: dict[str, list[dict]] | None = None) -> dict:
     """Run the plan shard by shard: each shard's samples and requests are built from the records,
     scored in one engine call, saved, and dropped; the samples files are then assembled from the
     saved shards and the metrics computed from them as a stream.  At most one shard of prompts,
-    requests and records is held at a time (without a store, finished records stay in memory)."""
+    requests and records is held at a time (without a store, finished records stay in memory,
+    and ``keep`` receives them by unit name)."""
     t0 = time.perf_counter()
     plan = plan or prepare(cfg)
     units = [d.unit for d in plan.units]
@@ -312,6 +313,8 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
             records = kept[ui]
             if store:
                 store.write_samples(u.name, records)
+            if keep is not None:
+                keep[u.name] = records
         metrics = unit_metrics(u.task, u.mode, records)
         results_units[u.name] = {"task": u.task.name, "mode": u.mode, "shots": u.shots,
                                  "seed": u.seed, "group": u.group, "chat": builders[ui].chat,

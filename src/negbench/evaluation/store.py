@@ -103,7 +103,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
 
 def iter_records(path: str | Path) -> Iterator[dict]:
     """:func:`read_jsonl` one record at a time."""
-    from negbench.records import iter_jsonl
+    from negbench.tasks.records import iter_jsonl
     for _, obj in iter_jsonl(
             path, missing="file missing from the run folder",
             missing_fix="the run folder is incomplete: rerun the command that made it",
@@ -213,7 +213,7 @@ def load_results(run: str | Path) -> dict:
         fix = ("this run has not finished: rerun its command to resume it"
                if partial.is_dir() else "give a folder that a finished 'negbench run' wrote (--output)")
         raise OutputError(f"no results.json in {root}", where=str(root), fix=fix)
-    from negbench.records import read_text
+    from negbench.tasks.records import read_text
     try:
         res = json.loads(read_text(p))
     except json.JSONDecodeError as exc:

@@ -6,11 +6,11 @@ resumes; a second run is served from the cache), prefix sharing and packed rows,
 (``adapter=``), every model spec ``negbench run --model`` takes.  lm-eval keeps its own task
 logic (prompts, few-shot draws, filters, metrics); only the model calls go through negbench:
 
-* ``loglikelihood``          → :class:`negbench.requests.LoglikelihoodRequest` (tokenised as
+* ``loglikelihood``          → :class:`negbench.core.requests.LoglikelihoodRequest` (tokenised as
   lm-eval's ``HFLM._encode_pair``; docs/lm_eval_parity.md);
-* ``loglikelihood_rolling``  → :class:`negbench.requests.RollingLoglikelihoodRequest` (HFLM's
+* ``loglikelihood_rolling``  → :class:`negbench.core.requests.RollingLoglikelihoodRequest` (HFLM's
   windows: prefix token, the model's max length, ``context_len=1``);
-* ``generate_until``         → :class:`negbench.requests.GenerationRequest` (greedy only).
+* ``generate_until``         → :class:`negbench.core.requests.GenerationRequest` (greedy only).
 
 Importing this module registers the model; ``negbench lm-eval -- ARGS`` imports it and hands
 ARGS to lm-eval's own command line.  lm-eval 0.4.13 discovers no models through Python entry
@@ -19,7 +19,6 @@ points, so a plain ``lm_eval --model negbench`` cannot find it (docs/lm_eval_mod
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
 from typing import Any
 
 import lm_eval.models  # noqa: F401  (the built-in models first: lm-eval loads them only into an
@@ -28,7 +27,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 
 from negbench.errors import OptionError
-from negbench.requests import (GenerationRequest, LoglikelihoodRequest,
+from negbench.core.requests import (GenerationRequest, LoglikelihoodRequest,
                                RollingLoglikelihoodRequest)
 
 #: generation settings that leave greedy decoding greedy (lm-eval task YAMLs sometimes set them)
@@ -38,7 +37,7 @@ _NEUTRAL_GEN = {"top_p": (1, 1.0, None), "top_k": (0, None), "num_beams": (1, No
 
 @register_model("negbench")
 class NegbenchLM(LM):
-    """lm-eval model whose requests go through :class:`negbench.engine.Engine`.
+    """lm-eval model whose requests go through :class:`negbench.core.engine.Engine`.
 
     Model arguments (``--model_args k=v,…``): ``model`` (or ``pretrained``; an embedded name, a
     folder, a .gguf file, a hub id, or an API spec as ``negbench run --model``), ``dtype``,
@@ -67,36 +66,28 @@ class NegbenchLM(LM):
                                   "max_row_tokens, batch_size, share_prefix, max_length, threads, "
                                   "add_bos, max_gen_toks, progress (docs/lm_eval_model.md)")
         spec = _spec(model, pretrained)
-        from negbench.cache import ResponseCache
-        from negbench.cli import _check_adapter, _is_api_spec, make_backend
-        from negbench.engine import Engine, EngineConfig
-        from negbench.models import cache_root, resolve
+        from negbench.evaluation.session import Session
         batch = _whole("batch_size", batch_size, None, allow_auto=True)
         self.max_gen_toks = _whole("max_gen_toks", max_gen_toks, 1)
-        # the same backend and engine construction as `negbench run`
-        backend_kw = {"dtype": str(dtype), "device": str(device or "auto"), "adapter": adapter,
-                      "max_length": _whole("max_length", max_length, 2),
-                      "threads": _whole("threads", threads, 1), "add_bos": _add_bos(add_bos)}
-        engine_kw = {"batch_size": batch or 32,
-                     "max_row_tokens": _whole("max_row_tokens", max_row_tokens, 16),
-                     "max_batch_tokens": _whole("max_batch_tokens", max_batch_tokens, 16),
-                     "share_prefix": bool(share_prefix)}
-        if not _is_api_spec(spec):
-            resolve(spec)                           # the model exists (no weights read yet)
-        _check_adapter(adapter)
         # lm-eval's argument parser turns cache=none into None and cache=false into False
         use_cache = cache not in (None, False, "none", "None", "no", "false", "")
         cache_path = cache if isinstance(cache, str) and cache != "default" and use_cache else None
-        self.cache = (ResponseCache(cache_path or cache_root() / "responses.sqlite")
-                      if use_cache else None)
-        args = SimpleNamespace(model=spec, concurrency=concurrency, rate_limit=rate_limit,
-                               max_retries=max_retries, timeout=timeout, api_seed=api_seed,
-                               tokenizer=tokenizer, api_key_env=api_key_env, vllm_arg=[])
+        # the same session as `negbench run` (checks, backend, cache, engine)
+        self.session = Session(
+            spec, dtype=str(dtype), device=str(device or "auto"), adapter=adapter,
+            max_length=_whole("max_length", max_length, 2), threads=_whole("threads", threads, 1),
+            add_bos=_add_bos(add_bos), tokenizer=tokenizer, api_key_env=api_key_env,
+            concurrency=concurrency, rate_limit=rate_limit, max_retries=max_retries,
+            timeout=timeout, api_seed=api_seed, cache=(cache_path or True) if use_cache else None,
+            batch_size=batch or 32, max_row_tokens=_whole("max_row_tokens", max_row_tokens, 16),
+            max_batch_tokens=_whole("max_batch_tokens", max_batch_tokens, 16),
+            share_prefix=bool(share_prefix), progress=bool(progress),
+            log=lambda s: None)                   # it prints its own "loading" line below
+        self.cache = self.session.cache
         print(f"negbench: loading {spec}" + (f" + adapter {adapter}" if adapter else "") + " …",
               file=sys.stderr)
-        self.backend = make_backend(args, backend_kw)
-        self.engine = Engine(self.backend, self.cache,
-                             EngineConfig(progress=bool(progress), **engine_kw))
+        self.backend = self.session.backend
+        self.engine = self.session.engine
         self.spec, self.adapter = spec, adapter
         self._device = getattr(self.backend, "device", None)
 
@@ -188,8 +179,7 @@ class NegbenchLM(LM):
                                     "forwarded_tokens": st.forwarded_tokens}}
 
     def close(self) -> None:
-        if hasattr(self.backend, "close"):
-            self.backend.close()
+        self.session.close()
         if self.cache is not None:
             self.cache.close()
 
@@ -198,7 +188,7 @@ def _spec(model, pretrained) -> str:
     if model and pretrained and model != pretrained:
         raise OptionError(f"model={model} and pretrained={pretrained} name two models",
                           where="--model_args", fix="give one of them")
-    from negbench.models import DEFAULT_MODEL
+    from negbench.evaluation.session import DEFAULT_MODEL
     return str(model or pretrained or DEFAULT_MODEL)
 
 

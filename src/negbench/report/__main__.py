@@ -1,5 +1,5 @@
 import sys
 
-from negbench.report.cli import main
+from negbench.cli.report import main
 
 sys.exit(main())

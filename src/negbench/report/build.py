@@ -18,7 +18,7 @@ from negbench.report.load import Run, load_runs, primary_metric, sample_view
 from negbench.report.paper_tables import Context, build_tables
 from negbench.report.schema import REPORT_SCHEMA
 from negbench.report.tables import Table
-from negbench.store import atomic_write_text, write_json
+from negbench.evaluation.store import atomic_write_text, write_json
 
 FORMATS = ("md", "tex", "html", "json", "csv", "plots")
 #: Samples the HTML browser holds by default; above it, the first N of each unit (a warning says so).
@@ -48,7 +48,7 @@ class Report:
 
 def check_metrics(run: Run, recompute: bool = False) -> list[str]:
     """Check the saved headline metric of every unit against its samples (and with ``recompute``
-    replace every metric by :func:`negbench.runner.unit_metrics` on the samples, as ``negbench
+    replace every metric by :func:`negbench.evaluation.runner.unit_metrics` on the samples, as ``negbench
     rescore`` would, without writing anything)."""
     warnings = []
     for u in run.units.values():
@@ -58,7 +58,7 @@ def check_metrics(run: Run, recompute: bool = False) -> list[str]:
                             f"samples file has {len(recs)} records")
         if recompute:
             try:
-                from negbench.runner import unit_metrics
+                from negbench.evaluation.runner import unit_metrics
                 from negbench.tasks import get_task
                 new = unit_metrics(get_task(u.task), u.mode, recs)
             except NegbenchError as exc:

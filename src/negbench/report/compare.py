@@ -208,7 +208,7 @@ def _stats(id_: str, task: str, mode: str, shots: int, metric: str | None, units
 
 
 # -- rendering ------------------------------------------------------------------------------------
-def _p(x: float | None) -> str:
+def p_text(x: float | None) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "–"
     return "<0.001" if x < 0.001 else f"{x:.3f}"
@@ -223,8 +223,8 @@ def comparison_rows(cmp: dict, level: str = "groups") -> tuple[list[str], list[l
         rows.append([g["task"], g["mode"], str(g["shots"]), str(g["metric"]), str(g["n_pairs"]),
                      f"{g['a_mean']:.3f}", f"{g['b_mean']:.3f}", f"{g['delta']:+.3f}",
                      str(g["gains"]), str(g["losses"]),
-                     _p(g["mcnemar"]["exact_p"]) if g["mcnemar"] else "–",
-                     f"[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]", _p(bt["p"]),
+                     p_text(g["mcnemar"]["exact_p"]) if g["mcnemar"] else "–",
+                     f"[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]", p_text(bt["p"]),
                      "yes" if g["significant"] else ""])
     return head, rows
 

@@ -16,9 +16,9 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from negbench.metrics import sd as sample_sd
+from negbench.evaluation.metrics import sd as sample_sd
 from negbench.report.load import Run, benchmark_of
-from negbench.store import atomic_write_text
+from negbench.evaluation.store import atomic_write_text
 
 
 def _v(x: Any) -> Any:

@@ -209,7 +209,7 @@ COMPARE_HEAD = (("task", None), ("mode", None), ("shots", None), ("n", "paired i
 def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
     """A comparison as an HTML table; gains / losses cells link to the flipped items (refs are
     added to ``refs``)."""
-    from negbench.report.compare import _p
+    from negbench.report.compare import p_text
     a, b = cmp["a"], cmp["b"]
     titles = {"A": f"A = {a['label']}", "B": f"B = {b['label']}"}
     h = [f'<table class="nb-table nb-cmp" id="{cid}"><thead><tr>'
@@ -228,8 +228,8 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
         h.append(f"<tr{sig}><th{long}>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
                  f"<td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
                  f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>"
-                 f"<td>{_p(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
-                 f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{_p(bt['p'])}</td>"
+                 f"<td>{p_text(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
+                 f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{p_text(bt['p'])}</td>"
                  + "".join(cells) + f"<td class=\"nb-left\">{_esc(g['metric'])}</td></tr>")
     h.append("</tbody></table>")
     return scroll_box("".join(h))

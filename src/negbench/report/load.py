@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from negbench.errors import DataError, OutputError
-from negbench.negation_errors import predicted_index
-from negbench.records import iter_jsonl
+from negbench.tasks.common.negation_errors import predicted_index
+from negbench.tasks.records import iter_jsonl
 
-#: results.json versions this package reads (``schema`` written by :mod:`negbench.runner`).
+#: results.json versions this package reads (``schema`` written by :mod:`negbench.evaluation.runner`).
 RESULTS_SCHEMAS = (1,)
 #: Characters of a prompt kept in the per-sample browser (the end of the context).
 PROMPT_TAIL = 600
@@ -300,17 +300,10 @@ def load_runs(paths: Iterable[str | Path], labels: dict[str, str] | list[str | N
 
 # -- benchmark names and the metric behind "correct" ------------------------------------------------
 def benchmark_of(task: str) -> str:
-    """The benchmark a task belongs to: options in brackets dropped, prompt styles and CONDAQA
-    split tasks folded (``nubench-detail`` → ``nubench``, ``condaqa-split3`` → ``condaqa``,
-    ``notadataset[n=20]`` → ``notadataset``)."""
-    t = re.sub(r"\[.*\]$", "", str(task)).strip()
-    if t in ("nubench", "nubench-definition", "nubench-detail"):
-        return "nubench"
-    if re.fullmatch(r"condaqa(-split\d+)?", t):
-        return "condaqa"
-    if t in ("kmmlu-neg", "kmmlu-pos", "kmmlu-pos-r", "kobest-boolq-neg", "kobest-boolq"):
-        return "konubench-diagnostics"
-    return t
+    """The benchmark a task belongs to (:func:`negbench.tasks.benchmark_of`: options dropped,
+    prompt styles and CONDAQA split tasks folded into their benchmark)."""
+    from negbench.tasks import benchmark_of as of
+    return of(task)
 
 
 def primary_metric(task: str, mode: str, metrics: dict | None = None,
@@ -318,11 +311,11 @@ def primary_metric(task: str, mode: str, metrics: dict | None = None,
     """The per-sample field behind "correct": the paper's metric where a paper names one
     (KoNUBench cloze: ``acc_norm``), else ``exact_match`` for generation, else ``acc``."""
     keys = set(metrics or {}) | set(record or {})
-    if benchmark_of(task) == "konubench":
-        from negbench.tasks.konubench import PAPER_METRIC
-        m = PAPER_METRIC.get(mode)
-        if m in keys:
-            return m
+    from negbench.tasks.registry import REGISTRY
+    paper = REGISTRY.get("paper_metric", benchmark_of(task)) or {}
+    m = paper.get(mode)
+    if m in keys:
+        return m
     for m in ("exact_match", "acc", "correct"):
         if m in keys:
             return m
@@ -363,7 +356,7 @@ def error_type(rec: dict, correct: bool | None) -> str | None:
     * items with ``meta.option_types`` (NUBench, KoNUBench, negation-mini): the type of the picked
       option — ``local`` / ``contradiction`` / ``paraphrase`` — or ``format`` when a generation
       names no option; judged on the error-analysis prediction (``pred``, else the generated
-      ``answer``), exactly as :func:`negbench.negation_errors.error_analysis` counts;
+      ``answer``), exactly as :func:`negbench.tasks.common.negation_errors.error_analysis` counts;
     * True/False items (``p_true`` + ``label``, or choices True/False): ``false True`` /
       ``false False`` (the wrong label said);
     * generations: ``format`` (no answer read) or ``wrong answer``; other choice items: ``chose X``.

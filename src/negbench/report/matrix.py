@@ -183,8 +183,8 @@ def to_markdown(m: dict) -> str:
 def heatmap_figure(m: dict, metric: str = "acc"):
     """An annotated heatmap (matplotlib figure): base row on top, separated by a white rule;
     the diagonal outlined; values in percent (– where not evaluated)."""
-    from negbench.report.plots import _plt
-    plt = _plt()
+    from negbench.report.plots import pyplot
+    plt = pyplot()
     import matplotlib.patches as patches
     rows, cols, vals = grid(m, metric)
     nr, nc = len(rows), len(cols)
@@ -237,8 +237,8 @@ def _diag(m: dict, i: int, j: int) -> bool:
 
 
 def save_heatmap(m: dict, path: str | Path, metric: str = "acc") -> Path:
-    from negbench.report.plots import _plt
-    plt = _plt()
+    from negbench.report.plots import pyplot
+    plt = pyplot()
     fig = heatmap_figure(m, metric)
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp.png")
@@ -284,9 +284,9 @@ def to_tables(m: dict, index: int = 0) -> list:
 
 
 def to_plots(m: dict, index: int = 0) -> list:
-    from negbench.report.plots import _finish
+    from negbench.report.plots import finish_plot
     fig = heatmap_figure(m)
-    return [_finish(fig, f"experiment{index}-heatmap",
+    return [finish_plot(fig, f"experiment{index}-heatmap",
                     f"{model_label(m)}: generalisation matrix (accuracy)", "heatmap",
                     "Rows: trained on; columns: tested on; base = the model without an adapter; "
                     "outlined: trained and tested on the same subset (This is not a Dataset, "

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from negbench.metrics import sd as sample_sd
+from negbench.evaluation.metrics import sd as sample_sd
 from negbench.report.load import Run, get_path, nanmean, p_true, primary_metric
-from negbench.report.paper_tables import Context, KONU_SUBTYPES, NUBENCH_SUBTYPES, WRONG, union_modes
+from negbench.report.paper_tables import WRONG, Context, union_modes
 from negbench.report.tables import slug
 
 COLORS = ("#1f77b4", "#9467bd", "#ff7f0e", "#d62728", "#2ca02c", "#8c564b", "#e377c2", "#7f7f7f",
@@ -36,7 +36,7 @@ class Plot:
                 "files": list(self.files)}
 
 
-def _plt():
+def pyplot():
     import matplotlib
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
@@ -47,13 +47,13 @@ def _plt():
 
 def _legend_outside(ax, **kw):
     """A legend to the right of the axes, outside them: it never covers data (the layout makes
-    room for it; :func:`_finish` and :func:`save` keep it inside the figure)."""
+    room for it; :func:`finish_plot` and :func:`save` keep it inside the figure)."""
     kw.setdefault("fontsize", 7)
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
                      frameon=False, **kw)
 
 
-def _finish(fig, pid: str, title: str, kind: str, caption: str = "") -> Plot:
+def finish_plot(fig, pid: str, title: str, kind: str, caption: str = "") -> Plot:
     fig.tight_layout()                                 # axes legends take part in the layout
     buf = io.StringIO()
     fig.savefig(buf, format="svg", bbox_inches="tight", pad_inches=0.05)
@@ -66,7 +66,7 @@ def _finish(fig, pid: str, title: str, kind: str, caption: str = "") -> Plot:
 
 
 def save(plots: Sequence[Plot], folder: Path, png: bool = True) -> None:
-    plt = _plt()
+    plt = pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     for p in plots:
         fig = getattr(p, "_fig", None)
@@ -85,7 +85,7 @@ def save(plots: Sequence[Plot], folder: Path, png: bool = True) -> None:
 
 
 def close(plots: Sequence[Plot]) -> None:
-    plt = _plt()
+    plt = pyplot()
     for p in plots:
         if getattr(p, "_fig", None) is not None:
             plt.close(p._fig)
@@ -112,7 +112,7 @@ def _tasks(ctx: Context) -> list[str]:
 
 # -- accuracy vs shots ----------------------------------------------------------------------------
 def accuracy_vs_shots(ctx: Context) -> list[Plot]:
-    plt = _plt()
+    plt = pyplot()
     out = []
     for task in _tasks(ctx):
         runs = ctx.runs_with(task)
@@ -160,7 +160,7 @@ def accuracy_vs_shots(ctx: Context) -> list[Plot]:
             ax.set_ylim(-0.05, 1.05)
             ax.grid(alpha=0.3)
         _legend_outside(axes[0][-1])
-        out.append(_finish(fig, f"shots-{slug(task)}", f"{task}: performance across shots"
+        out.append(finish_plot(fig, f"shots-{slug(task)}", f"{task}: performance across shots"
                            + (" and after fine-tuning" if has_sft else ""), "accuracy_vs_shots",
                            "Mean over seeds, error bars ± SD; stars: runs with a LoRA adapter "
                            "(zero-shot); dashed: model-group averages."))
@@ -177,7 +177,7 @@ def _ea_settings(ctx: Context, task: str, mode: str):
 
 
 def incorrect_choice(ctx: Context) -> list[Plot]:
-    plt = _plt()
+    plt = pyplot()
     out = []
     for task in _tasks(ctx):
         runs = ctx.runs_with(task)
@@ -202,18 +202,28 @@ def incorrect_choice(ctx: Context) -> list[Plot]:
             ax.set_xlabel("share of wrong answers (%)")
             ax.set_title(f"{task} · {mode}: incorrect-choice distribution")
             _legend_outside(ax)
-            out.append(_finish(fig, f"incorrect-{slug(task)}-{slug(mode)}",
+            out.append(finish_plot(fig, f"incorrect-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: incorrect-choice distribution", "incorrect_choice",
                                "Which wrong option the model picked, over its wrong answers that name "
                                "an option (mean over seeds)."))
     return out
 
 
+def subtype_labels() -> dict[str, str]:
+    """Display names of the clause types of every benchmark's error analysis (registry kind
+    ``subtype_labels``)."""
+    from negbench.tasks.registry import REGISTRY
+    out: dict[str, str] = {}
+    for labels in REGISTRY.entries("subtype_labels").values():
+        out.update(labels)
+    return out
+
+
 # -- confusion by clause type ----------------------------------------------------------------------
 def confusion(ctx: Context) -> list[Plot]:
-    plt = _plt()
+    plt = pyplot()
     out = []
-    names = dict(NUBENCH_SUBTYPES) | dict(KONU_SUBTYPES)
+    names = subtype_labels()
     for task in _tasks(ctx):
         runs = ctx.runs_with(task)
         for mode in union_modes(runs, task):
@@ -245,7 +255,7 @@ def confusion(ctx: Context) -> list[Plot]:
             ax.set_ylabel("confusion rate (%)")
             ax.set_title(f"{task} · {mode}: local-negation confusion by clause type")
             _legend_outside(ax)
-            out.append(_finish(fig, f"confusion-{slug(task)}-{slug(mode)}",
+            out.append(finish_plot(fig, f"confusion-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: local-negation confusion by clause type",
                                "confusion", "Items of each clause type whose local negation was "
                                "picked, over the items of that type (mean over seeds)."))
@@ -256,7 +266,7 @@ def confusion(ctx: Context) -> list[Plot]:
 def accchg(ctx: Context) -> list[Plot]:
     """JSTS-Neg / JNLI-Neg: AccChg on M, M_i, M_u per model, one panel per shot count and one
     figure per mode (generation and log-likelihood are different settings, never averaged)."""
-    plt = _plt()
+    plt = pyplot()
     out = []
 
     def has(u) -> bool:
@@ -287,7 +297,7 @@ def accchg(ctx: Context) -> list[Plot]:
                 ax.set_ylabel("AccChg (points)")
                 ax.set_title(f"{task} · {mode} · {k}-shot")
             _legend_outside(axes[0][-1])
-            out.append(_finish(fig, f"accchg-{slug(task)}-{slug(mode)}",
+            out.append(finish_plot(fig, f"accchg-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: AccChg per model", "accchg",
                                "Acc' − Acc on the negation minimal pairs M, M_i (important cue), "
                                "M_u (unimportant cue); mean ± SD over seeds."))
@@ -315,7 +325,7 @@ def calibration_bins(pairs: Sequence[tuple[float, bool]], n_bins: int = 10) -> t
 
 
 def calibration(ctx: Context) -> list[Plot]:
-    plt = _plt()
+    plt = pyplot()
     out = []
     for task in _tasks(ctx):
         runs = ctx.runs_with(task)
@@ -347,7 +357,7 @@ def calibration(ctx: Context) -> list[Plot]:
             ax.set_ylabel("observed frequency of True")
             ax.set_title(f"{task} · {mode}\ncalibration", fontsize=9)   # task names may carry options
             _legend_outside(ax)
-            out.append(_finish(fig, f"calibration-{slug(task)}-{slug(mode)}",
+            out.append(finish_plot(fig, f"calibration-{slug(task)}-{slug(mode)}",
                                f"{task} · {mode}: calibration of True/False probabilities",
                                "calibration", "Reliability diagram over all units of the mode "
                                "(10 equal-width bins of P(True), renormalised over the two labels)."))

@@ -1,5 +1,6 @@
 """Run-level report sections: tables that span several tasks of a run (e.g. CONDAQA's Table 4,
-which averages five split tasks).  Each section is a pure function of ``results.json``."""
+which averages five split tasks).  Each section is a pure function of ``results.json``;
+benchmarks register theirs (registry kind ``run_section``, by title)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -7,16 +8,10 @@ from typing import Callable
 Section = Callable[[dict], "str | None"]
 
 
-def _sections() -> dict[str, Section]:
-    from negbench.tasks.condaqa import table4
-    from negbench.tasks.condaqa_study import table8_9
-    return {"CONDAQA Table 4 (percent; mean ± SD over test splits)": table4,
-            "CONDAQA Tables 8-9 (percent; few-shot sampling strategy and context length)": table8_9}
-
-
 def run_sections(results: dict) -> dict[str, str]:
+    from negbench.tasks.registry import REGISTRY
     out = {}
-    for title, fn in _sections().items():
+    for title, fn in REGISTRY.entries("run_section").items():
         text = fn(results)
         if text:
             out[title] = text

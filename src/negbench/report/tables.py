@@ -12,7 +12,7 @@ behind it:
   (e.g. wrong answers that picked the local negation);
 * ``stat="count"``: per unit, the number of records matching ``where`` and ``hit``;
 * ``stat="metric"``: per unit, the task's own metric at path ``field`` recomputed from the unit's
-  records with :func:`negbench.runner.unit_metrics` (for metrics over groups of records, such as
+  records with :func:`negbench.evaluation.runner.unit_metrics` (for metrics over groups of records, such as
   CONDAQA consistency or coherence).
 
 The cell is ``scale`` × the mean over replicates — units (seeds), or with ``replicate="task"``
@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Callable, Sequence
 
-from negbench.metrics import sd as sample_sd
+from negbench.evaluation.metrics import sd as sample_sd
 from negbench.report.load import Run, UnitResult, get_path, matches, nanmean, sample_view
 
 
@@ -322,7 +322,7 @@ def unit_value(run: Run, ref: Ref, unit: str, _cache: dict | None = None) -> flo
     u = run.units[unit]
     recs = run.samples(unit)
     if ref.stat == "metric":
-        from negbench.runner import unit_metrics
+        from negbench.evaluation.runner import unit_metrics
         from negbench.tasks import get_task
         key = (run.index, unit)
         if _cache is not None and key in _cache:

@@ -1,8 +1,9 @@
 """Alpaca-format training records (``instruction``, ``input``, ``output``) exported from benchmark
 data, for LoRA fine-tuning (NUBench App. N, KoNUBench App. G).
 
-Benchmarks register an :class:`Exporter` here; ``negbench export NAME --split S --out F`` writes
-its records as JSON lines.  Exporters are pure functions of the loaded records.
+Benchmarks register an :class:`Exporter` (kind ``exporter``, or ``exporter_factory`` for one
+that takes options) in :mod:`negbench.tasks.registry`; ``negbench export NAME --split S --out F``
+writes its records as JSON lines.  Exporters are pure functions of the loaded records.
 """
 from __future__ import annotations
 
@@ -21,33 +22,23 @@ class Exporter:
     default_split: str = "train"
 
 
-_EXPORTERS: dict[str, Exporter] = {}
-_FACTORIES: dict[str, Callable[[dict[str, str]], Exporter]] = {}
-
-
-def register_exporter(e: Exporter) -> Exporter:
-    _EXPORTERS[e.name] = e
-    return e
-
-
-def register_exporter_factory(name: str, factory: Callable[[dict[str, str]], Exporter]) -> None:
-    """An exporter that takes options, ``name[key=value,…]`` (e.g. a selection of the data);
-    ``name`` alone is the factory with no options."""
-    _FACTORIES[name] = factory
-    _EXPORTERS[name] = factory({})
-
-
 def exporters() -> dict[str, Exporter]:
-    import negbench.tasks  # noqa: F401  (task modules register their exporters on import)
-    return dict(_EXPORTERS)
+    """Every registered exporter (an exporter factory appears as itself with no options)."""
+    from negbench.tasks.registry import REGISTRY
+    out = REGISTRY.entries("exporter")
+    for name, factory in REGISTRY.entries("exporter_factory").items():
+        out.setdefault(name, factory({}))
+    return out
 
 
 def get_exporter(name: str) -> Exporter:
-    ex = exporters()
+    """An exporter by name, or ``name[key=value,…]`` for one that takes options."""
     from negbench.tasks.base import parse_spec
+    from negbench.tasks.registry import REGISTRY
     base, opts = parse_spec(name)
-    if opts and base in _FACTORIES:
-        return _FACTORIES[base](opts)
+    if opts and base in REGISTRY.table("exporter_factory"):
+        return REGISTRY.get("exporter_factory", base)(opts)
+    ex = exporters()
     if name not in ex:
         raise TaskError(f"unknown export '{name}'", where="negbench export",
                         fix="known: " + ", ".join(sorted(ex)))
@@ -56,7 +47,7 @@ def get_exporter(name: str) -> Exporter:
 
 def write_alpaca(records: list[dict], out: str | Path) -> Path:
     """Write records as JSON lines (atomically), checking the Alpaca fields."""
-    from negbench.store import write_jsonl
+    from negbench.evaluation.store import write_jsonl
     for i, r in enumerate(records):
         missing = {"instruction", "input", "output"} - set(r)
         if missing:

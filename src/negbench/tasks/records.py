@@ -2,18 +2,10 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
 from negbench.errors import DataError
-
-
-def shared_data(sub: str) -> Path:
-    """Where a benchmark's release lives by default: ``$NEGBENCH_DATA/<sub>`` when that variable
-    is set, else ``../shared/data/<sub>`` relative to the current working directory."""
-    env = os.environ.get("NEGBENCH_DATA")
-    return Path(env) / sub if env else Path.cwd().parent / "shared" / "data" / sub
 
 
 def iter_jsonl(path: str | Path, *, missing: str = "data file not found",

@@ -1,7 +1,7 @@
 """LoRA fine-tuning in the loop: the papers' recipes (:mod:`negbench.train.recipes`), their
 training data (:mod:`negbench.train.data`), training on peft + transformers ``Trainer`` and the
 before / after evaluation (:mod:`negbench.train.trainer`), and ``negbench train`` /
-``negbench recipes`` (:mod:`negbench.train.cli`).  See ``docs/training.md``.
+``negbench recipes`` (:mod:`negbench.cli.train`).  See ``docs/training.md``.
 
 Importing this package loads neither torch nor transformers.
 """

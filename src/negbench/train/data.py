@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from negbench.errors import DataError, OptionError, TaskError
-from negbench.store import fingerprint_records
+from negbench.evaluation.store import fingerprint_records
 
 NOTADATASET_SPLITS = ("train", "dev", "test", "all")
 #: ``konubench-symbol[target=…]``: what the symbol-style response is.
@@ -92,7 +92,7 @@ def load_training_data(spec: str, split: str = "train", max_samples: int | None 
 
 
 def _from_exporter(spec: str, split: str) -> TrainingData:
-    from negbench.alpaca import exporters, get_exporter
+    from negbench.tasks.alpaca import exporters, get_exporter
     from negbench.tasks.base import parse_spec
     try:
         base, opts = parse_spec(spec)
@@ -156,7 +156,7 @@ def _letter_only(r: dict) -> dict:
 def read_alpaca_file(path: str | Path) -> tuple[list[dict], list[str]]:
     """Alpaca records of a JSON-lines file or a JSON array; errors name the file, the line (or
     array element) and the field."""
-    from negbench.records import field as get, iter_jsonl, read_text
+    from negbench.tasks.records import field as get, iter_jsonl, read_text
     p = Path(path).expanduser()
     if not p.is_file():
         raise DataError("training data file not found", path=str(p),

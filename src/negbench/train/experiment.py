@@ -15,13 +15,12 @@ Everything is checked (subset names, empty subsets, the recipe, the model, the o
 cutoff against the longest prompts) before a model is loaded or a file is written.  Training goes
 through :func:`negbench.train.trainer.train` (a finished adapter of the same configuration is
 reused, an unfinished one resumes from its checkpoint) and every evaluation through ``negbench
-run`` itself (:func:`negbench.train.trainer.run_negbench`: same engine, cache and run folders);
+run`` itself (:func:`negbench.train.trainer.eval_run`: same session, cache and run folders);
 a cell whose run folder already holds the results of this adapter and task is not run again.
 See ``docs/experiments.md``.
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as _dt
 import difflib
@@ -34,7 +33,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from negbench.errors import ModelError, NegbenchError, OptionError, OutputError, TaskError
-from negbench.options import whole_number
 
 EXPERIMENT = "notadataset-generalisation"
 NAMES = {EXPERIMENT: EXPERIMENT, "notadataset-generalization": EXPERIMENT}
@@ -50,20 +48,6 @@ OWN_SETTINGS = {
 #: Metrics kept per cell (fractions, as the runs store them).
 CELL_METRICS = ("acc", "coherence_all", "coherence_wo_distractor", "coherence_w_distractor",
                 "acc_affirmation", "acc_negation", "pred_true_rate", "brier")
-
-EPILOG = """examples:
-  negbench experiment notadataset-generalisation --model smollm2 --out runs/fig2 \\
-      --patterns 2,4,6 --sample 2000 --eval-sample 1000
-  negbench experiment notadataset-generalisation --model M --out runs/fig2 --patterns all
-  negbench experiment notadataset-generalisation --model M --out runs/tab7 \\
-      --types affirmation,negation,verbal,non_verbal --sample 5000 --max-steps 200
-  negbench report runs/fig2                     # the matrix and the heatmap in the report
-
-Rows are trained on the train split, columns tested on the test split (by block, never by
-sentence). DIR/matrix.md and DIR/heatmap.png hold the result; rerunning the same command continues
-a killed experiment and redoes nothing that has finished. Docs: docs/experiments.md.
-"""
-
 
 @dataclass(frozen=True)
 class Subset:
@@ -111,7 +95,7 @@ def _log_default(s: str) -> None:
 # -- subsets -----------------------------------------------------------------------------------------
 def parse_patterns(text: str) -> list[int]:
     """``2,4,6`` / ``#02,Part`` / ``all`` → pattern numbers (each once)."""
-    from negbench.truth_scorer import PATTERNS
+    from negbench.tasks.notadataset.truth_scorer import PATTERNS
     items = [x.strip() for x in str(text).split(",") if x.strip()]
     listing = ", ".join(f"{k} ({v})" for k, v in PATTERNS.items())
     if not items:
@@ -149,7 +133,7 @@ def parse_patterns(text: str) -> list[int]:
 
 def parse_types(text: str) -> list[str]:
     """``affirmation,negation,verbal,…`` → negation types (each once)."""
-    from negbench.tasks.notadataset import TYPE_NAMES
+    from negbench.tasks.notadataset.tasks import TYPE_NAMES
     items = [x.strip().lower().replace("-", "_") for x in str(text).split(",") if x.strip()]
     if not items:
         raise OptionError("--types names no type", where="--types",
@@ -169,7 +153,7 @@ def parse_types(text: str) -> list[str]:
 
 
 def _spec(**opts: Any) -> str:
-    from negbench.tasks.notadataset import canonical_name
+    from negbench.tasks.notadataset.tasks import canonical_name
     return canonical_name({k: str(v) for k, v in opts.items() if v is not None})
 
 
@@ -181,7 +165,7 @@ def subsets(axis: str, values: list, sample: int | None, eval_sample: int | None
     affirmations and the negations of type *t* (``affirmation``: affirmations only,
     ``negation``: every negated sentence); column *t* tests on the sentences of type *t*, and an
     ``affirmation`` column is added when not asked for (Table 7 has one)."""
-    from negbench.truth_scorer import PATTERNS
+    from negbench.tasks.notadataset.truth_scorer import PATTERNS
     rows, cols = [], []
     if axis == "patterns":
         for pid in values:
@@ -233,7 +217,7 @@ def _resolve_recipe(recipe: str, overrides: Iterable[str] | Mapping[str, Any] | 
 
 def _check_out(out: Path, identity: dict, overwrite: bool) -> bool:
     """Whether ``out`` holds this experiment already (a rerun continues it)."""
-    from negbench.store import check_writable_folder
+    from negbench.evaluation.store import check_writable_folder
     check_writable_folder(out, "--out")
     if not (out.is_dir() and any(out.iterdir())):
         return False
@@ -306,9 +290,9 @@ def plan_experiment(model: str, out: str | Path, *, patterns: str | list | None 
     modes = list(r.eval_modes)
     rows, cols = subsets(axis, values, sample, eval_sample, eval_split, all_row)
     # -- the model (no weights read) ---------------------------------------------------------------
-    from negbench.models import resolve, source_fingerprint
+    from negbench.backends.sources import resolve, source_fingerprint
     src = resolve(model)
-    from negbench.backends.seq2seq import is_encoder_decoder
+    from negbench.backends.registry import is_encoder_decoder
     if is_encoder_decoder(model):
         raise ModelError(f"'{model}' is an encoder-decoder model; negbench train fine-tunes "
                          "decoder-only (causal) language models", where="--model",
@@ -348,7 +332,7 @@ def plan_experiment(model: str, out: str | Path, *, patterns: str | list | None 
                             if "selects no records" in exc.what else exc.fix) from None
         _check_cutoff(td, r, tok, template, where)
         n_train[s.key] = len(td.records)
-    from negbench.runner import RunConfig, prepare
+    from negbench.evaluation.runner import RunConfig, prepare
     for s in cols:
         where = _where(axis, s.key, f"test subset {s.spec}")
         try:
@@ -368,7 +352,7 @@ def plan_experiment(model: str, out: str | Path, *, patterns: str | list | None 
 
 # -- running ------------------------------------------------------------------------------------------------
 def _adapter_fingerprint(adapter: Path) -> str:
-    from negbench.models import ModelSource, source_fingerprint
+    from negbench.backends.sources import ModelSource, source_fingerprint
     return source_fingerprint(ModelSource(str(adapter), folder=str(adapter)))
 
 
@@ -377,13 +361,13 @@ def _finished_cell(p: Plan, run: Path, task: str, adapter: Path | None) -> dict 
     chat, adapter weights), else None."""
     if not (run / "results.json").is_file():
         return None
-    from negbench.store import load_results
+    from negbench.evaluation.store import load_results
     try:
         res = load_results(run)
     except NegbenchError:
         return None
     from negbench.train.trainer import task_with_chat
-    task = task_with_chat(task, p.chat)             # the spec eval_argv gives the run
+    task = task_with_chat(task, p.chat)             # the spec eval_run gives the run
     cfg = res.get("config") or {}
     backend = cfg.get("backend") or {}
     details = (res.get("model") or {}).get("details") or {}
@@ -410,15 +394,12 @@ def _cell_values(p: Plan, res: dict, run: Path) -> dict:
 def _evaluate_cell(p: Plan, row_key: str, col: Subset, adapter: Path | None,
                    log: Callable[[str], None]) -> tuple[dict, bool]:
     """(cell values, whether it was computed now)."""
-    from negbench.train.trainer import eval_argv, run_negbench
+    from negbench.train.trainer import eval_run
     run = p.cell_dir(row_key, col.key)
     res = _finished_cell(p, run, col.spec, adapter)
     if res is not None:
         return _cell_values(p, res, run), False
     stale = (run / "results.json").is_file()        # this experiment's own folder, out of date
-    argv = eval_argv(p.recipe, p.model, col.spec, run, chat=p.chat, adapter=adapter,
-                     device=p.device, cache=p.cache, overwrite=stale or p.overwrite,
-                     quiet=not p.progress, threads=p.threads)
     import warnings
     quiet = io.StringIO()
     with contextlib.ExitStack() as stack:
@@ -427,8 +408,10 @@ def _evaluate_cell(p: Plan, row_key: str, col: Subset, adapter: Path | None,
             stack.enter_context(contextlib.redirect_stderr(quiet))
         stack.enter_context(warnings.catch_warnings())
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
-        run_negbench(argv)
-    from negbench.store import load_results
+        eval_run(p.recipe, p.model, col.spec, run, chat=p.chat, adapter=adapter,
+                 device=p.device, cache=p.cache, overwrite=stale or p.overwrite,
+                 quiet=not p.progress, threads=p.threads)
+    from negbench.evaluation.store import load_results
     res = load_results(run)
     for w in res.get("warnings") or []:
         log(f"warning: {run.relative_to(p.out)}: {w}")
@@ -470,16 +453,16 @@ def _now() -> str:
 
 def _write_matrix(p: Plan, m: dict) -> None:
     from negbench.report.html import clean
-    from negbench.store import write_json
+    from negbench.evaluation.store import write_json
     write_json(p.out / "matrix.json", clean(m))
 
 
 def execute(p: Plan, log: Callable[[str], None] = _log_default, ray=None) -> dict:
     """Train every row, evaluate every cell (the base row first), write the matrix files.
-    ``ray`` (:class:`negbench.cluster.ClusterOptions`): rows and base cells run as jobs on a Ray
+    ``ray`` (:class:`negbench.evaluation.cluster.ClusterOptions`): rows and base cells run as jobs on a Ray
     cluster instead (:func:`_execute_ray`); the driver alone writes the matrix."""
     from negbench.report.matrix import save_heatmap, to_markdown
-    from negbench.store import atomic_write_text, write_json
+    from negbench.evaluation.store import atomic_write_text, write_json
     p.out.mkdir(parents=True, exist_ok=True)
     write_json(p.out / EXPERIMENT_JSON, {"schema": SCHEMA, "identity": p.identity,
                                          "config": p.config, "updated": _now()})
@@ -556,7 +539,7 @@ def _execute_ray(p: Plan, m: dict, stats: dict, log: Callable[[str], None], opts
     Workers must see the driver's files (one machine, or a shared filesystem)."""
     import os
     from collections import deque
-    from negbench.cluster import MAX_ATTEMPTS, PASS_ENV, ClusterError, RayPool, _short
+    from negbench.evaluation.cluster import MAX_ATTEMPTS, PASS_ENV, ClusterError, RayPool, short_error
     pool = RayPool(opts)
     pool.connect()
     ray = pool.ray
@@ -592,7 +575,7 @@ def _execute_ray(p: Plan, m: dict, stats: dict, log: Callable[[str], None], opts
             except lost as exc:
                 pool.retries.append(_retry(p, key, exc, attempts[key]))
                 if attempts[key] >= MAX_ATTEMPTS:
-                    raise ClusterError(f"job {key} failed {attempts[key]} times ({_short(exc)})",
+                    raise ClusterError(f"job {key} failed {attempts[key]} times ({short_error(exc)})",
                                        where="--ray", fix="rerun: finished cells are kept") from None
                 todo.appendleft(key)
                 continue
@@ -602,7 +585,6 @@ def _execute_ray(p: Plan, m: dict, stats: dict, log: Callable[[str], None], opts
             for line in r["log"]:
                 log(line)
             if i is None:
-                col = p.columns[j]
                 m["base"]["cells"][j] = r["values"]
                 cells = [(j, r["values"], r["fresh"])]
                 label = "base"
@@ -632,16 +614,16 @@ def _execute_ray(p: Plan, m: dict, stats: dict, log: Callable[[str], None], opts
 
 
 def _retry(p: Plan, key: tuple, exc: BaseException, attempt: int):
-    from negbench.cluster import RetryRecord, _short
+    from negbench.evaluation.cluster import RetryRecord, short_error
     i, j = key
     name = f"base/{p.columns[j].key}" if i is None else f"row/{p.rows[i].key}"
-    return RetryRecord(name, None, _short(exc), attempt)
+    return RetryRecord(name, None, short_error(exc), attempt)
 
 
 def notadataset_generalisation(model: str, out: str | Path, *, log: Callable[[str], None] | None = None,
                                ray=None, **kw) -> dict:
     """Plan (every check) and run the experiment; returns the matrix (``matrix.json``).
-    ``ray``: :class:`negbench.cluster.ClusterOptions` to run rows and cells on a Ray cluster."""
+    ``ray``: :class:`negbench.evaluation.cluster.ClusterOptions` to run rows and cells on a Ray cluster."""
     import torch
     threads0 = torch.get_num_threads()
     try:
@@ -652,90 +634,6 @@ def notadataset_generalisation(model: str, out: str | Path, *, log: Callable[[st
 
 
 # -- command line ------------------------------------------------------------------------------------------
-def add_experiment_parser(subparsers) -> None:
-    e = subparsers.add_parser(
-        "experiment", help="the papers' fine-tuning experiments (generalisation matrix)",
-        description="notadataset-generalisation: This is not a Dataset §6, Figure 2 — one LoRA "
-                    "adapter per training subset (pattern, or negation type as in Table 7), each "
-                    "evaluated on every subset, with the base model as the zero-shot row. "
-                    "Writes OUT/matrix.json, OUT/matrix.md and OUT/heatmap.png; every cell is a "
-                    "run folder under OUT/cells and is not redone on a rerun.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    e.add_argument("name", metavar="NAME", choices=sorted(NAMES),
-                   help="the experiment: notadataset-generalisation")
-    e.add_argument("--model", default=None,
-                   help="base model: embedded name, folder, .gguf or hub id (default: "
-                        "smollm2-135m-instruct)")
-    e.add_argument("--out", required=True, help="experiment folder")
-    e.add_argument("--patterns", default=None,
-                   help="comma-separated patterns, by number (1-11) or name (Synonymy1, "
-                        "Antonymy1, …), or 'all' (default: all 11, as Figure 2)")
-    e.add_argument("--types", default=None,
-                   help="comma-separated negation types instead of patterns (Table 7): "
-                        "affirmation, negation, verbal, non_verbal, analytic, synthetic, clausal, "
-                        "subclausal; row T trains on affirmations + T")
-    e.add_argument("--all-row", action="store_true",
-                   help="also train one adapter on all the listed subsets together (Figure 2's "
-                        "'All' row)")
-    e.add_argument("--sample", type=whole_number(1), default=None,
-                   help="training sentences per subset: a stratified sample of whole train blocks "
-                        "of about N sentences (default: the subset's whole train split)")
-    e.add_argument("--eval-sample", type=whole_number(1), default=None,
-                   help="test sentences per subset, whole test blocks (default: all)")
-    e.add_argument("--eval-split", choices=["test", "dev"], default="test",
-                   help="the held-out split the columns are tested on (default: test)")
-    e.add_argument("--max-steps", type=whole_number(1), default=None,
-                   help="optimiser steps per adapter (instead of the recipe's epochs)")
-    e.add_argument("--recipe", default="notadataset",
-                   help="training recipe (default: notadataset; negbench recipes lists them)")
-    e.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="change a recipe setting, e.g. --set learning_rate=1e-4 (repeatable)")
-    e.add_argument("--overwrite", action="store_true",
-                   help="continue in OUT even though it holds another configuration (what "
-                        "differs is redone; cells that do not change are kept)")
-    e.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
-    e.add_argument("--threads", type=whole_number(1), default=None, help="CPU threads for torch")
-    e.add_argument("--cache", default=None,
-                   help="response cache file of the evaluations (default: negbench's)")
-    e.add_argument("--quiet", action="store_true", help="no progress bars")
-    c = e.add_argument_group("cluster (Ray; pip install 'negbench[ray]'; docs/ray.md)")
-    c.add_argument("--ray", default=None, metavar="auto|HOST:PORT|local[:N]",
-                   help="run the base cells and the rows (training + evaluation) as jobs on a Ray "
-                        "cluster; workers must see --out (one machine or a shared filesystem)")
-    c.add_argument("--ray-workers", type=whole_number(1), default=None,
-                   help="jobs at once (default: local: 2, a cluster: its CPUs/GPUs per worker)")
-    c.add_argument("--ray-cpus-per-worker", type=float, default=None,
-                   help="CPUs per job (default: 1; also its torch threads without --threads)")
-    c.add_argument("--ray-gpus-per-worker", type=float, default=None,
-                   help="GPUs per job (default: 0)")
-
-
-def run_experiment(args) -> int:
-    from negbench.cluster import parse_options, require_ray
-    from negbench.models import DEFAULT_MODEL
-    ray = parse_options(args.ray, args.ray_workers, args.ray_cpus_per_worker,
-                        args.ray_gpus_per_worker)
-    if ray is not None:
-        require_ray()
-    m = notadataset_generalisation(
-        args.model or DEFAULT_MODEL, args.out, patterns=args.patterns, types=args.types,
-        sample=args.sample, eval_sample=args.eval_sample, eval_split=args.eval_split,
-        max_steps=args.max_steps, recipe=args.recipe, overrides=args.overrides,
-        all_row=args.all_row, device=args.device, threads=args.threads, cache=args.cache,
-        overwrite=args.overwrite, progress=not args.quiet, ray=ray)
-    from negbench.report.matrix import metric_table_md
-    out = Path(args.out)
-    st = m.get("stats") or {}
-    print("Accuracy (%), rows: trained on, columns: tested on\n")
-    print(metric_table_md(m, "acc"))
-    print(f"\n{st.get('trained', 0)} adapter(s) trained, {st.get('reused_adapters', 0)} reused; "
-          f"{st.get('evaluated', 0)} cell(s) evaluated, {st.get('reused_cells', 0)} reused; "
-          f"{st.get('wall_s', 0)}s")
-    print(f"matrix:  {out / 'matrix.md'}\njson:    {out / 'matrix.json'}\nheatmap: "
-          f"{out / 'heatmap.png'}\nreport:  negbench report {out}")
-    return 0
-
-
-__all__ = ["add_experiment_parser", "run_experiment", "notadataset_generalisation",
+__all__ = ["notadataset_generalisation",
            "plan_experiment", "execute", "parse_patterns", "parse_types", "subsets", "Plan",
            "Subset", "SCHEMA"]

@@ -97,7 +97,7 @@ def _slug(s: str) -> str:
 
 def model_path(model: str, src) -> tuple[str, list[str]]:
     """What LLaMA-Factory's ``model_name_or_path`` should say for a negbench model spec."""
-    from negbench.models import ALIASES
+    from negbench.backends.sources import ALIASES
     name = ALIASES.get(model, model)
     if name in HUB_IDS:
         return HUB_IDS[name], [f"model: negbench's '{name}' is a quantised GGUF; the YAML names "
@@ -106,8 +106,8 @@ def model_path(model: str, src) -> tuple[str, list[str]]:
     if src.hub_id:
         return src.hub_id, []
     if src.gguf_file:
-        from negbench.train.trainer import _weights_folder
-        folder = _weights_folder(src)
+        from negbench.train.trainer import weights_folder
+        folder = weights_folder(src)
         if folder:
             return folder, [f"model: {src.gguf_file} is a GGUF; the YAML names the transformers "
                             f"folder negbench converted it to ({folder})"]
@@ -128,7 +128,7 @@ def _check_dir(out: Path, names: set[str]) -> None:
                               + (", …" if len(other) > 5 else "") + ")", where="--llama-factory",
                               fix="choose an empty or new folder (an earlier export of the same "
                                   "recipe and data is replaced)")
-    from negbench.store import check_writable_folder
+    from negbench.evaluation.store import check_writable_folder
     check_writable_folder(out, "--llama-factory")
 
 
@@ -138,7 +138,7 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
                          overrides: Iterable[str] | Mapping[str, Any] | None = None) -> dict:
     """Write the LLaMA-Factory dataset, ``dataset_info.json``, training YAML and README into
     ``out``; everything is checked before the first file is written."""
-    from negbench.models import DEFAULT_MODEL, MULTILINGUAL_DEFAULT, resolve
+    from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT, resolve
     from negbench.train.data import (adds_bos, is_file_spec, load_training_data, prompt_text,
                                      resolve_template)
     from negbench.train.recipes import apply, resolve_recipe
@@ -224,7 +224,7 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
     # -- write -------------------------------------------------------------------------------------------
     import yaml
     from negbench import __version__
-    from negbench.store import atomic_write_text, write_json
+    from negbench.evaluation.store import atomic_write_text, write_json
     out.mkdir(parents=True, exist_ok=True)
     data_file = out / f"{name}.json"
     atomic_write_text(data_file, json.dumps(records, ensure_ascii=False, indent=1) + "\n")

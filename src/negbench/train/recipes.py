@@ -175,138 +175,37 @@ def _num(v: float) -> int | float:
     return int(v) if float(v).is_integer() else v
 
 
-# -- the papers' recipes -------------------------------------------------------------------------------
-def _nubench(style: str, exporter: str, task: str, what: str) -> Recipe:
-    # Thunder-NUBench §5.1 and App. N, Listing 10 (Llama-3.1-8B_lora_sft.yaml: lora_rank 8,
-    # lora_target all, cutoff_len 512, max_samples 5000, per_device_train_batch_size 1,
-    # gradient_accumulation_steps 8, learning_rate 1.0e-4, num_train_epochs 3.0, cosine,
-    # warmup_ratio 0.1, bf16, logging_steps 10, save_steps 500) and Listing 11 (Alpaca records);
-    # App. O / Q for the definition and detail instructions.  Listing 10 sets no lora_alpha,
-    # lora_dropout, weight decay, clipping, optimiser or seed: LLaMA-Factory's defaults apply
-    # (alpha = 2 × rank = 16, dropout 0; transformers 4.x: weight_decay 0, max_grad_norm 1.0,
-    # adamw_torch, seed 42) and loss on the response only (train_on_prompt: false).
-    # template "auto": the model's chat template (Listing 10 uses llama3, the model's own);
-    # a model without one gets prompt + "\n" + response + EOS.
-    # Evaluation: zero-shot completion and option modes (App. P, Table 11 "After SFT").
-    return Recipe(
-        name=f"nubench-{style}",
-        paper=f"Thunder-NUBench App. N, Listings 10-11{what}",
-        summary=f"Thunder-NUBench sentence-negation pairs, {style} instruction",
-        data=exporter, max_samples=5000, template="auto", prompt_join="\n",
-        response_prefix="\n", append_eos=True, cutoff_len=512, prompt_loss_weight=0.0,
-        lora_rank=8, lora_alpha=16.0, lora_dropout=0.0, lora_target=("all",),
-        num_train_epochs=3.0, per_device_train_batch_size=1, gradient_accumulation_steps=8,
-        learning_rate=1e-4, lr_scheduler_type="cosine", warmup_ratio=0.1, weight_decay=0.0,
-        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=42,
-        logging_steps=10, save_steps=500, save_total_limit=2,
-        eval_task=task, eval_modes=("completion", "option"), eval_chat="auto")
+# -- the registry (the papers' recipes live in their benchmark homes) ---------------------------------
+def _registry():
+    from negbench.tasks.registry import REGISTRY
+    return REGISTRY
 
 
-#: The official KoNUBench LoRA targets (sft/load.py build_peft_model).
-QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
-
-
-def _konubench(fmt: str, variant: str) -> Recipe:
-    # Thunder-KoNUBench §5.1 and App. G: LoRA rank 8, alpha 32, dropout 0.05, all linear layers,
-    # batch 128 with gradient accumulation, cosine, bf16.  App. G gives no learning rate, epochs,
-    # warm-up or seed: those come from the official README command and sft/ code (--global_batch
-    # 128 --micro_batch 16 --learning_rate 3e-5 --seed 1200 --epochs 3 --dtype bf16
-    # --checkpoint_interval 200; DeepSpeed AdamW betas 0.9/0.999, eps 1e-8, weight_decay 0.01,
-    # gradient_clipping 1.0, WarmupCosineLR with warmup_ratio 0.1; model_seq_len 2048).  One
-    # device: micro-batch 16 × accumulation 8 = 128.  Text format of sft/load.py: context =
-    # instruction + "\n\n" + input (BOS as the tokenizer adds it), target = " " + output, no EOS,
-    # loss on the target only, no chat template (negbench export konubench-* splits its records
-    # so that this holds exactly).
-    # variant "official" = sft/load.py as released: LoRA on q/k/v/o_proj only, symbol target
-    # "{letter}. {standard negation}".  variant "paper" (the default, as the paper wins where
-    # they differ — SPEC) = all linear layers, and the symbol format answers the letter (§5.2:
-    # "a label selection problem").
-    official = variant == "official"
-    data = "konubench-cloze" if fmt == "cloze" else (
-        "konubench-symbol" if official else "konubench-symbol[target=letter]")
-    what = ("official sft/load.py (q/k/v/o targets, symbol target '{letter}. {negation}')"
-            if official else "App. G (all linear layers)")
-    return Recipe(
-        name=f"konubench-{fmt}" + ("-official" if official else ""),
-        paper="Thunder-KoNUBench §5.1, App. G" + ("; official sft/load.py" if official
-                                                  else "; lr/epochs/seed: official README"),
-        summary=f"Thunder-KoNUBench {fmt}-style SFT, {what}", language="ko", variant=variant,
-        data=data, template="plain", prompt_join="\n\n", response_prefix=" ", append_eos=False,
-        cutoff_len=2048, prompt_loss_weight=0.0,
-        lora_rank=8, lora_alpha=32.0, lora_dropout=0.05,
-        lora_target=QKVO if official else ("all",),
-        num_train_epochs=3.0, per_device_train_batch_size=16, gradient_accumulation_steps=8,
-        learning_rate=3e-5, lr_scheduler_type="cosine", warmup_ratio=0.1, weight_decay=0.01,
-        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=1200,
-        logging_steps=1, save_steps=200, save_total_limit=2,
-        eval_task="konubench", eval_modes=(fmt,), eval_chat="no")
-
-
-def _notadataset() -> Recipe:
-    # This is not a Dataset §6 and App. B: LoRA on an 8-bit base ("the frozen model weights are
-    # quantized into 8 bits, while the LoRA trainable weights remain in 16 bits"); splits by
-    # block (triple), never by sentence.  App. B gives no hyper-parameter: they come from the
-    # official repository (hitz-zentroa/This-is-not-a-Dataset): configs/train/Vicuna13B.yaml
-    # (per_device_train_batch_size 32, gradient_accumulation_steps 1, learning_rate 3e-4,
-    # weight_decay 0, num_train_epochs 3, cosine, warmup_ratio 0.03, max_seq_length 512;
-    # optim paged_adamw_32bit = AdamW with paged state, same update) and config.py /
-    # load_model.py (lora_r 8, lora_alpha 16, lora_dropout 0.05, target: every linear layer,
-    # prompt_loss_weight 0.05).  Its yaml sets quantization: 4; the paper says 8 bits and wins.
-    # Prompt (dataset.py prepare_data): with a chat template the §4.2 chat prompt as the user
-    # turn and True/False as the assistant turn; else "{prompt} True" / "{prompt} False" + EOS.
-    # negbench tokenises prompt and response apart, so the response is "True" / "False" with no
-    # prefix: its first token is then exactly the token the §4.2 scorer compares (True / False
-    # encoded alone), as the official joint " True" is for its Llama tokenizers.
-    # Seed: transformers' default 42.
-    return Recipe(
-        name="notadataset",
-        paper="This is not a Dataset §6, App. B; official configs/train/*.yaml, config.py",
-        summary="This is not a Dataset true/false sentences, block split (train blocks)",
-        data="notadataset", data_split="train", template="auto", prompt_join=" ",
-        response_prefix="", append_eos=True,
-        instruction_chat="Is the following statement True or False? Answer only True or False.",
-        cutoff_len=512, prompt_loss_weight=0.05,
-        lora_rank=8, lora_alpha=16.0, lora_dropout=0.05, lora_target=("all",), quantization=8,
-        num_train_epochs=3.0, per_device_train_batch_size=32, gradient_accumulation_steps=1,
-        learning_rate=3e-4, lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0,
-        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=42,
-        logging_steps=10, save_steps=500, save_total_limit=2,
-        eval_task="notadataset[split=test]", eval_modes=("next_token",), eval_chat="auto")
-
-
-_RECIPES: dict[str, Recipe] = {r.name: r for r in (
-    _nubench("simple", "nubench-negation", "nubench", ""),
-    _nubench("definition", "nubench-negation-definition", "nubench-definition",
-             "; App. O definition prompt, App. Q"),
-    _nubench("detail", "nubench-negation-detail", "nubench-detail",
-             "; App. O detail prompt (Listing 12), App. Q"),
-    _konubench("cloze", "paper"), _konubench("symbol", "paper"),
-    _konubench("cloze", "official"), _konubench("symbol", "official"),
-    _notadataset(),
-)}
-#: Short names.
-ALIASES = {"nubench": "nubench-simple"}
+def _alias(name: str) -> str:
+    return _registry().get("recipe_alias", name, name)
 
 
 def recipes() -> dict[str, Recipe]:
-    return dict(_RECIPES)
+    return _registry().entries("recipe")
 
 
 def register_recipe(recipe: Recipe) -> Recipe:
     """Add a recipe (e.g. from an experiment); it is validated first."""
     validate(recipe)
-    _RECIPES[recipe.name] = recipe
+    _registry().add("recipe", recipe.name, recipe)
     return recipe
 
 
 def get_recipe(name: str) -> Recipe:
-    name = ALIASES.get(name, name)
-    if name not in _RECIPES:
-        close = difflib.get_close_matches(name, list(_RECIPES) + list(ALIASES), n=1)
+    name = _alias(name)
+    known = recipes()
+    if name not in known:
+        aliases = _registry().names("recipe_alias")
+        close = difflib.get_close_matches(name, list(known) + aliases, n=1)
         raise OptionError(f"unknown recipe '{name}'", where="--recipe",
                           fix=(f"did you mean '{close[0]}'? " if close else "")
-                          + "known: " + ", ".join(_RECIPES) + " (negbench recipes lists them)")
-    return _RECIPES[name]
+                          + "known: " + ", ".join(known) + " (negbench recipes lists them)")
+    return known[name]
 
 
 # -- overrides ---------------------------------------------------------------------------------------
@@ -500,7 +399,7 @@ def resolve_recipe(recipe: str | Recipe | None, *, config: str | Path | None = N
             raise OptionError("no recipe given", where="--recipe",
                               fix="--recipe NAME (negbench recipes lists them)")
         if recipe is not None and cname is not None and \
-                ALIASES.get(str(cname), str(cname)) != ALIASES.get(recipe, recipe):
+                _alias(str(cname)) != _alias(recipe):
             raise OptionError(f"the config file is for recipe '{cname}', not '{recipe}'",
                               where=str(config), fix="drop --recipe or the file's 'recipe:' line")
         r = get_recipe(recipe if recipe is not None else str(cname))
@@ -599,7 +498,7 @@ def _fmt(v: Any) -> str:
 def table(rs: Iterable[Recipe] | None = None, width: int = 32) -> str:
     """Plain text: a summary line per recipe, then every setting, one column per recipe
     (recipes of the same paper side by side)."""
-    rs = list(rs if rs is not None else _RECIPES.values())
+    rs = list(rs if rs is not None else recipes().values())
     lines = []
     w = max(len(r.name) for r in rs)
     for r in rs:
@@ -651,4 +550,4 @@ def to_yaml(r: Recipe) -> str:
 
 __all__ = ["Recipe", "recipes", "get_recipe", "register_recipe", "resolve_recipe", "apply",
            "coerce", "parse_set", "load_config", "validate", "table", "describe", "to_yaml",
-           "setting_names", "META_FIELDS", "NOT_IDENTITY", "QKVO"]
+           "setting_names", "META_FIELDS", "NOT_IDENTITY"]

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from negbench import __version__
 from negbench.errors import ModelError, OptionError, OutputError, require
-from negbench.store import (atomic_write_text, git_commit, package_versions, staging_path,
+from negbench.evaluation.store import (atomic_write_text, git_commit, package_versions, staging_path,
                             write_json)
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.train.data import TrainingData, load_training_data, tokenize
@@ -83,7 +83,7 @@ def read_train_json(adapter: str | Path) -> dict | None:
 
 def _check_out(layout: Layout, overwrite: bool) -> str:
     """``new``, ``finished`` (a negbench adapter is there) or ``replace`` (overwrite)."""
-    from negbench.store import check_writable_folder
+    from negbench.evaluation.store import check_writable_folder
     final = layout.adapter
     check_writable_folder(layout.out, "--out")
     if final.exists() and not final.is_dir():
@@ -125,34 +125,25 @@ def eval_task_spec(recipe: Recipe, data: TrainingData | None = None) -> str:
     return base + ("[" + ",".join(f"{k}={v}" for k, v in opts.items()) + "]" if opts else "")
 
 
-def eval_argv(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
-              adapter: Path | None = None, device: str = "auto", cache: str | None = None,
-              overwrite: bool = False, quiet: bool = False, threads: int | None = None) -> list[str]:
-    """The ``negbench run`` command line of one side of the evaluation.  A task that picks its
-    prompt by itself (notadataset follows the tokenizer's chat template) is told the recipe's
-    choice, so training and evaluation prompts stay the same."""
+def eval_run(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
+             adapter: Path | None = None, device: str = "auto", cache: str | None = None,
+             overwrite: bool = False, quiet: bool = False, threads: int | None = None):
+    """One side of the evaluation — the recipe's protocol (zero-shot, its modes, its limit) —
+    through :func:`negbench.evaluation.session.evaluate` into the run folder ``output``, printed as
+    ``negbench run`` prints it.  A task that picks its prompt by itself (notadataset follows the
+    tokenizer's chat template) is told the recipe's choice, so training and evaluation prompts
+    stay the same.  ``cache``: a file, ``"none"`` (no cache) or None (negbench's)."""
+    from negbench.evaluation.results import run_report
+    from negbench.evaluation.session import evaluate
     task = task_with_chat(task, chat)
-    argv = ["run", "--model", model, "--tasks", task, "--shots", "0", "--output", str(output),
-            "--device", device]
-    if recipe.eval_modes:
-        argv += ["--modes", ",".join(recipe.eval_modes)]
-    if recipe.eval_limit and not task.startswith("notadataset"):
-        argv += ["--limit", str(recipe.eval_limit)]
-    if chat:
-        argv.append("--chat")
-    if adapter is not None:
-        argv += ["--adapter", str(adapter)]
-    if cache == "none":
-        argv.append("--no-cache")
-    elif cache:
-        argv += ["--cache", cache]
-    if overwrite:
-        argv.append("--overwrite")
-    if quiet:
-        argv.append("--quiet")
-    if threads:
-        argv += ["--threads", str(threads)]
-    return argv
+    limit = recipe.eval_limit if recipe.eval_limit and not task.startswith("notadataset") else None
+    res = evaluate(model, [task], shots=[0], output=str(output), device=device,
+                   modes=list(recipe.eval_modes) or None, limit=limit, chat=chat,
+                   adapter=str(adapter) if adapter is not None else None,
+                   cache=None if cache == "none" else (cache or True), overwrite=overwrite,
+                   progress=not quiet, threads=threads or None)
+    print(run_report(res))
+    return res
 
 
 def task_with_chat(task: str, chat: bool) -> str:
@@ -171,7 +162,7 @@ def _check_eval(recipe: Recipe, model: str, task: str, chat: bool, device: str) 
     """The evaluation's task, modes and data exist (before training, so a typo does not surface
     after an hour of it)."""
     from negbench.errors import TaskError
-    from negbench.runner import RunConfig, prepare
+    from negbench.evaluation.runner import RunConfig, prepare
     try:
         prepare(RunConfig(model=model, tasks=[task], modes=list(recipe.eval_modes) or None,
                           shots=[0], limit=None if task.startswith("notadataset") else recipe.eval_limit,
@@ -183,10 +174,10 @@ def _check_eval(recipe: Recipe, model: str, task: str, chat: bool, device: str) 
 
 
 # -- model loading -----------------------------------------------------------------------------------
-def _weights_folder(src) -> str | None:
+def weights_folder(src) -> str | None:
     """The transformers folder of a source, when it exists without converting anything."""
     if src.gguf_file:
-        from negbench.models import converted_gguf_folder
+        from negbench.backends.sources import converted_gguf_folder
         target = converted_gguf_folder(src)
         return str(target) if (target / ".complete").is_file() else None
     return src.folder or src.hub_id
@@ -194,11 +185,11 @@ def _weights_folder(src) -> str | None:
 
 def load_tokenizer(src):
     """The model's tokenizer, read without loading weights (a GGUF's from the file itself)."""
-    from negbench.backends.hf import _quiet_transformers
-    _quiet_transformers()
+    from negbench.backends.tokenizing import quiet_transformers
+    quiet_transformers()
     from transformers import AutoTokenizer
     try:
-        where = _weights_folder(src)
+        where = weights_folder(src)
         if where is None:
             # The model loader converts a GGUF once and reads the tokenizer back from that copy;
             # read it the same way here (GGUF -> save -> reload), so training tokenises exactly as
@@ -246,7 +237,7 @@ def load_model(model: str, src, device: str, bf16: bool, quantization: int | Non
             from transformers import AutoModelForCausalLM, BitsAndBytesConfig
             from peft import prepare_model_for_kbit_training
             from negbench.backends.hf import HFBackend
-            folder = _weights_folder(src)
+            folder = weights_folder(src)
             if folder is None:                       # a GGUF not yet converted: convert it once
                 b = object.__new__(HFBackend)
                 b._init_runtime("cpu", "float32", threads)
@@ -444,9 +435,9 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
                        max_steps=max_steps, eval_limit=eval_limit)
     require("peft")
     layout = Layout(Path(out).expanduser())
-    from negbench.models import resolve, source_fingerprint
+    from negbench.backends.sources import resolve, source_fingerprint
     src = resolve(model)
-    from negbench.backends.seq2seq import is_encoder_decoder
+    from negbench.backends.registry import is_encoder_decoder
     if is_encoder_decoder(model):
         raise ModelError(f"'{model}' is an encoder-decoder model; negbench train fine-tunes "
                          "decoder-only (causal) language models", where="--model",
@@ -655,12 +646,6 @@ def _commit(layout: Layout) -> None:
 
 
 # -- evaluation --------------------------------------------------------------------------------------------
-def run_negbench(argv: list[str]) -> int:
-    """``negbench run`` exactly as the command line runs it (same engine, cache and checks)."""
-    from negbench.cli import build_parser, cmd_run
-    return cmd_run(build_parser().parse_args(argv))
-
-
 def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat: bool, *,
                      device: str = "auto", cache: str | None = None, overwrite: bool = False,
                      quiet: bool = False, threads: int | None = None,
@@ -675,8 +660,8 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
         out = layout.eval_run(which)
         log(f"evaluating the {which} model on {task} ({', '.join(recipe.eval_modes) or 'default modes'}, "
             f"zero-shot{', chat template' if chat else ''}) -> {out}")
-        run_negbench(eval_argv(recipe, model, task, out, chat=chat, adapter=adapter, device=device,
-                               cache=cache, overwrite=overwrite, quiet=quiet, threads=threads))
+        eval_run(recipe, model, task, out, chat=chat, adapter=adapter, device=device,
+                 cache=cache, overwrite=overwrite, quiet=quiet, threads=threads)
         runs[which] = out
     a, b = load_runs([runs["base"], runs["adapter"]], ["base", f"base+{recipe.name}"])
     cmp = compare_runs(a, b)
@@ -691,6 +676,6 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
     return cmp
 
 
-__all__ = ["train", "evaluate_adapter", "eval_task_spec", "eval_argv", "task_with_chat", "load_tokenizer",
+__all__ = ["train", "evaluate_adapter", "eval_task_spec", "eval_run", "task_with_chat", "load_tokenizer",
            "load_model", "training_arguments", "make_trainer", "Collator", "progress_callback",
            "precision", "read_train_json", "Layout", "TRAIN_JSON", "SCHEMA"]

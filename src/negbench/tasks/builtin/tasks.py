@@ -10,13 +10,13 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from negbench.modes import ChoiceLoglikelihood, Generation, NextTokenLabels, first_letter
-from negbench.records import field, iter_jsonl
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, NextTokenLabels, first_letter
+from negbench.tasks.records import field, iter_jsonl
 from negbench.errors import DataError
-from negbench.negation_errors import error_analysis, format_error_table
+from negbench.tasks.common.negation_errors import error_analysis, format_error_table
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "builtin"
+DATA = Path(__file__).resolve().parent / "data"
 LETTERS = "ABCDEFGHIJ"
 LOCAL_TYPES = {"relative_part", "pp_part", "adverb_part", "compound_part", "non-applicable"}
 
@@ -129,7 +129,7 @@ def _tf_render(d: Doc) -> Rendered:
 
 
 def _tf_metrics(mode: str, records: list[dict]) -> dict:
-    from negbench.metrics import mean
+    from negbench.evaluation.metrics import mean
     aff = [r["acc"] for r in records if not r["meta"]["negated"]]
     neg = [r["acc"] for r in records if r["meta"]["negated"]]
     pairs: dict[int, list[float]] = {}

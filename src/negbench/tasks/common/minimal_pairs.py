@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.metrics import mean
+from negbench.evaluation.metrics import mean
 
 #: Pair sets with flat metric keys (``M.acc``, ``Mi.acc_prime``, ``Msingle.acc_chg``, …).
 PAIR_SETS = ("M", "Mi", "Mu", "Msingle", "Mboth")
@@ -397,7 +397,7 @@ def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, 
     ``pair_id_in_group``, ``type``, ``sentence1``, ``sentence2``, ``s1_neg`` / ``s2_neg``
     (``{neg_id, neg_position, target_pos}`` or None), ``s1_neg_id`` / ``s2_neg_id``, ``gold``,
     ``annotators``."""
-    from negbench.records import field
+    from negbench.tasks.records import field
     iid = field(obj, "id", int, path=path, record=rec)
     rec = f"{rec} (id {iid})"
     group = field(obj, schema.group_field, schema.group_type, path=path, record=rec)
@@ -429,7 +429,7 @@ def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, 
 def read_instances(path, schema: Schema) -> list[tuple[dict, str]]:
     """Every instance of a JSON-lines file, validated (fields, ids, one instance per cue key per
     group); returns (fields, "line N") in file order."""
-    from negbench.records import iter_jsonl
+    from negbench.tasks.records import iter_jsonl
     rows = [(parse_instance(obj, schema, str(path), f"line {n}"), f"line {n}")
             for n, obj in iter_jsonl(path)]
     if not rows:

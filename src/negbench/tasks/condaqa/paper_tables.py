@@ -1,15 +1,12 @@
-"""CONDAQA report tables beyond Table 4: the few-shot studies (Tables 8-9) and the App. D analyses
-(accuracy by question length, Figure 7; by negation-cue novelty).  Every cell is a saved unit
-metric with a Ref that recomputes it from the per-sample records."""
+"""CONDAQA report tables: Table 4 (model performance over the five test splits), the few-shot
+studies (Tables 8-9) and the App. D analyses (accuracy by question length, Figure 7; by
+negation-cue novelty).  Every cell is a saved unit metric with a Ref that recomputes it from the
+per-sample records."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
+from negbench.report.paper_tables import Context, shot_label
 from negbench.report.tables import Cell, Column, Row, Table, metric_cell
-
-if TYPE_CHECKING:
-    from negbench.report.paper_tables import Context
 
 _SPLIT = re.compile(r"^condaqa-split\d+$")
 _STUDY = re.compile(r"^condaqa-split(\d+)\[(.*)\]$")
@@ -42,8 +39,8 @@ def _settings(run) -> list[tuple[str, list, str, int]]:
     return out
 
 
-def study_table(ctx: "Context") -> Table | None:
-    from negbench.tasks.condaqa_study import PAPER_TABLE8, PAPER_TABLE9
+def study_table(ctx: Context) -> Table | None:
+    from negbench.tasks.condaqa.study import PAPER_TABLE8, PAPER_TABLE9
     cols = [Column((lab,), key) for key, lab in STUDY_COLS]
     rows = []
     for r in ctx.runs:
@@ -69,8 +66,8 @@ def study_table(ctx: "Context") -> Table | None:
                  paper="CONDAQA Tables 8-9")
 
 
-def length_table(ctx: "Context") -> Table | None:
-    from negbench.tasks.condaqa_analysis import LENGTH_BUCKETS
+def length_table(ctx: Context) -> Table | None:
+    from negbench.tasks.condaqa.analysis import LENGTH_BUCKETS
     cols = [Column(("Accuracy by question length (tokens)", name), f"q{name}") for _, _, name in LENGTH_BUCKETS]
     rows = []
     for r in ctx.runs:
@@ -90,7 +87,7 @@ def length_table(ctx: "Context") -> Table | None:
 CUE_COLS = (("train", "original"), ("shots", "original"), ("shots", "all"))
 
 
-def cue_table(ctx: "Context") -> Table | None:
+def cue_table(ctx: Context) -> Table | None:
     cols = [Column((f"cue {ref} ({scope} passages)", s), f"{ref}.{scope}.{s}")
             for ref, scope in CUE_COLS for s in ("seen", "unseen")]
     rows = []
@@ -111,5 +108,51 @@ def cue_table(ctx: "Context") -> Table | None:
                          "(PassageEditID 0).", paper="CONDAQA App. D (cue novelty)")
 
 
-def extra_tables(ctx: "Context") -> list[Table]:
+def extra_tables(ctx: Context) -> list[Table]:
     return [t for t in (study_table(ctx), length_table(ctx), cue_table(ctx)) if t is not None]
+
+
+# -- CONDAQA --------------------------------------------------------------------------------------
+CONDAQA_COLS = (("accuracy", "Accuracy"), ("consistency", "Consistency"),
+                ("consistency_paraphrase", "Paraphrase Consistency"),
+                ("consistency_scope", "Scope Consistency"),
+                ("consistency_affirmative", "Affirmative Consistency"))
+
+
+def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
+    from negbench.tasks.condaqa.tasks import PAPER_TABLE4
+    cols = [Column((lab,), key) for key, lab in CONDAQA_COLS]
+    rows: list[Row] = []
+    for r in ctx.runs:
+        split_units = [u for u in r.units.values() if re.fullmatch(r"condaqa-split\d+", u.task)]
+        settings = sorted({(u.shots, u.mode) for u in split_units})
+        majority_done = False
+        for k, mode in settings:
+            units = [u for u in split_units if u.shots == k and u.mode == mode]
+            ntask = len({u.task for u in units})
+            cells = [metric_cell(r, units, key, scale=100.0, digits=2, replicate="task")
+                     for key, _ in CONDAQA_COLS]
+            rows.append(Row([f"{shot_label(k)}, {mode}", r.label, f"{ntask} splits"], cells))
+            if not majority_done:
+                cells = [metric_cell(r, units, f"majority.{key}", scale=100.0, digits=2,
+                                     replicate="task") for key, _ in CONDAQA_COLS]
+                if any(cells):
+                    rows.append(Row(["heuristic", "Majority (NO), same items", f"{ntask} splits"],
+                                    cells, "baseline"))
+                    majority_done = True
+        for task in [t for t in tasks if t == "condaqa"]:
+            for mode in r.modes(task):
+                for k in r.shots(task, mode):
+                    units = r.select(task, mode, k)
+                    cells = [metric_cell(r, units, key, scale=100.0, digits=2) for key, _ in CONDAQA_COLS]
+                    rows.append(Row([f"{shot_label(k)}, {mode}", r.label, "full test"], cells))
+    if not rows:
+        return extra_tables(ctx)
+    for setting, name, vals in PAPER_TABLE4:
+        rows.append(Row([setting, name, "5 splits"],
+                        [Cell(v, None, 1, 2) for v in vals], "paper"))
+    return [Table("condaqa-table4", "CONDAQA: model performance (percent; mean ± SD over the five "
+                  "test splits)", "condaqa", ["setting", "model", "data"], cols, rows,
+                  caption="Few-shot rows average the condaqa-split1..5 tasks (SD over splits); "
+                          "'(paper)' rows are the paper's legible Table 4 numbers.",
+                  paper="CONDAQA Table 4")] + extra_tables(ctx)

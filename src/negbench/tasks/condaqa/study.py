@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from negbench.errors import TaskError
-from negbench.metrics import mean
+from negbench.evaluation.metrics import mean
 from negbench.tasks.base import Doc, Task
 
 #: sampling option -> the paper's strategy number (App. C.2 list; Table 8 rows)
@@ -80,14 +80,14 @@ def draw_shots(strategy: str, pool: Sequence[Doc], k: int, rnd: random.Random) -
 
 def shot_block(d: Doc) -> str:
     """The Figure 5 text one demonstration adds to the prompt."""
-    from negbench.tasks.condaqa import FEWSHOT_DELIMITER, TARGET_DELIMITER, render_query
+    from negbench.tasks.condaqa.tasks import FEWSHOT_DELIMITER, TARGET_DELIMITER, render_query
     return render_query(d["passage"], d["question"]) + TARGET_DELIMITER + d["answer"] + FEWSHOT_DELIMITER
 
 
 def shots_that_fit(shots: Sequence[Doc], item: Doc, ctx: int) -> int:
     """How many leading ``shots`` fit with ``item`` in ``ctx`` tokens, leaving room for the answer
     (``MAX_TOKENS``): description + shots + query, estimated at :data:`CHARS_PER_TOKEN`."""
-    from negbench.tasks.condaqa import MAX_TOKENS, description, render_query
+    from negbench.tasks.condaqa.tasks import MAX_TOKENS, description, render_query
     used = est_tokens(description() + render_query(item["passage"], item["question"])) + MAX_TOKENS
     n = 0
     for d in shots:
@@ -133,9 +133,9 @@ def parse_options(options: dict[str, str]) -> dict[str, object]:
 
 
 def _default_pool() -> str:
-    from negbench.tasks.condaqa import _OFFICIAL, default_source
+    from negbench.tasks.condaqa.tasks import OFFICIAL_FILES, default_source
     src = default_source()
-    return "train" if Path(src).is_dir() and (Path(src) / _OFFICIAL["train"]).is_file() else "dev"
+    return "train" if Path(src).is_dir() and (Path(src) / OFFICIAL_FILES["train"]).is_file() else "dev"
 
 
 def default_shots(sampling: str, ctx: int | None) -> int:

@@ -3,7 +3,7 @@
 Data: the official JSON-lines release (github AbhilashaRavichander/CondaQA) — ``condaqa_dev.json``,
 the test set as five disjoint few-shot test splits and 9 shots per split — or the official
 ``condaqa_{train,dev,test}.json`` in a folder of the user's, or the Hugging Face id
-``lasha-nlp/CONDAQA`` (needs the optional ``datasets`` package).  See ``docs/condaqa.md``.
+``lasha-nlp/CONDAQA`` (needs the optional ``datasets`` package).  See ``src/negbench/tasks/condaqa/README.md``.
 
 Splits: ``dev``, ``test`` (test splits 1..5 concatenated in that order; each record carries its
 split number), ``test1``..``test5``, ``shots1``..``shots5`` (the 9-shot train splits), and
@@ -23,8 +23,8 @@ question-level consistency over (PassageID, QuestionID) groups holding all four 
 edit-level consistency on (original, paraphrase | scope | affirmative) pairs taken from those same
 complete groups, accuracy per edit type (Table 10), a breakdown by answer type (Figure 8), and the
 majority-answer floor of Table 4; accuracy by question length and by negation-cue novelty (App. D,
-:mod:`negbench.tasks.condaqa_analysis`).  The few-shot studies of Tables 8-9 are options of the
-split tasks (:mod:`negbench.tasks.condaqa_study`).
+:mod:`negbench.tasks.condaqa.analysis`).  The few-shot studies of Tables 8-9 are options of the
+split tasks (:mod:`negbench.tasks.condaqa.study`).
 
 Protocol (§4.1, App. C.2): zero-shot on the full test set (``condaqa``; its metrics also give the
 per-split numbers and their mean / SD), and few-shot as five tasks ``condaqa-split{i}`` that
@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.metrics import mean, sd
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.records import field, iter_jsonl, shared_data
+from negbench.evaluation.metrics import mean, sd
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.tasks.data_source import DataSource
+from negbench.tasks.records import field, iter_jsonl
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
-from negbench.tasks import condaqa_analysis as analysis
-from negbench.tasks.condaqa_analysis import question_tokens
+from negbench.tasks.condaqa import analysis
+from negbench.tasks.condaqa.analysis import question_tokens
 
 HF_ID = "lasha-nlp/CONDAQA"
 SOURCE = ("CONDAQA, Ravichander et al. (EMNLP 2022); github AbhilashaRavichander/CondaQA "
@@ -79,16 +80,20 @@ PAPER_MAJORITY = "NO"
 
 
 # -- data location ---------------------------------------------------------------------------------
+DATA = DataSource("CONDAQA", "NEGBENCH_CONDAQA", "condaqa/data", HF_ID)
+
+
 def data_root() -> Path:
     """Default folder of the official release: ``$NEGBENCH_DATA/condaqa/data`` when that variable
     is set, else ``../shared/data/condaqa/data`` relative to the current working directory."""
-    return shared_data("condaqa/data")
+    return DATA.local()
 
 
 def default_source() -> str:
     """Where the tasks read from: ``$NEGBENCH_CONDAQA`` (a folder or a Hugging Face id such as
-    ``hf:lasha-nlp/CONDAQA``) when set, else :func:`data_root`."""
-    return os.environ.get("NEGBENCH_CONDAQA") or str(data_root())
+    ``hf:lasha-nlp/CONDAQA``), else the data tree, else the hub
+    (:mod:`negbench.tasks.data_source`)."""
+    return DATA.resolve()
 
 
 _TEST_FILES = [(d, n) for d in ("few-shot/test_splits", "fewshot/test_splits", ".")
@@ -96,7 +101,7 @@ _TEST_FILES = [(d, n) for d in ("few-shot/test_splits", "fewshot/test_splits", "
 _SHOT_FILES = [(d, n) for d in ("few-shot/train_splits/sampling_c_shots_9",
                                 "fewshot/train_splits/sampling_c_shots_9", ".")
                for n in ("conda_fewshot_train_{i}.json", "condaqa_fewshot_train_{i}.json")]
-_OFFICIAL = {"train": "condaqa_train.json", "dev": "condaqa_dev.json", "test": "condaqa_test.json"}
+OFFICIAL_FILES = {"train": "condaqa_train.json", "dev": "condaqa_dev.json", "test": "condaqa_test.json"}
 _HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 SPLITS = (("train", "dev", "test") + tuple(f"test{i}" for i in range(1, N_SPLITS + 1))
           + tuple(f"shots{i}" for i in range(1, N_SPLITS + 1)))
@@ -261,13 +266,13 @@ def _load_local(root: Path, split: str) -> list[Doc]:
         files = [_find(root, _TEST_FILES, i) for i in range(1, N_SPLITS + 1)]
         if all(files):
             return _make_docs([r for i, p in enumerate(files, 1) for r in _read_file(p, i)])
-        if (root / _OFFICIAL["test"]).is_file():
-            return _make_docs(_read_file(root / _OFFICIAL["test"]))
+        if (root / OFFICIAL_FILES["test"]).is_file():
+            return _make_docs(_read_file(root / OFFICIAL_FILES["test"]))
         raise DataError("CONDAQA test data not found (need the five few-shot test split files "
                         "or condaqa_test.json)", path=str(root),
                         fix="point NEGBENCH_DATA / NEGBENCH_CONDAQA at the official data folder")
     if split in ("train", "dev"):
-        return _make_docs(_read_file(root / _OFFICIAL[split]))
+        return _make_docs(_read_file(root / OFFICIAL_FILES[split]))
     for prefix, files, what, stem in (("test", _TEST_FILES, "test split", "conda_fewshot_test"),
                                       ("shots", _SHOT_FILES, "9-shot train split", "conda_fewshot_train")):
         i = _split_number(split, prefix)
@@ -312,7 +317,7 @@ def _train_cues(source: str) -> frozenset[str] | None:
     root = Path(source)
     if root.is_dir():
         return analysis.cue_set(d.fields for d in _load_local(root, "train")) \
-            if (root / _OFFICIAL["train"]).is_file() else None
+            if (root / OFFICIAL_FILES["train"]).is_file() else None
     try:
         return analysis.cue_set(d.fields for d in _load_cached(source, "train"))
     except DataError:                                  # no train split reachable: unknown
@@ -327,7 +332,7 @@ def _shot_cues(source: str, i: int) -> frozenset[str] | None:
 
 
 def _annotate(docs: list[Doc], source: str, split: str) -> list[Doc]:
-    """Add the cue-novelty flags (:func:`negbench.tasks.condaqa_analysis.cue_flags`)."""
+    """Add the cue-novelty flags (:func:`negbench.tasks.condaqa.analysis.cue_flags`)."""
     train = _train_cues(source) if split != "train" else None
     out = []
     for d in docs:
@@ -384,7 +389,7 @@ def description(mode: str = "") -> str:
 def _meta(d: Doc) -> dict[str, Any]:
     """What the metrics read: group keys, gold answer, split, and the analysis fields (question
     length in Treebank tokens, the negation cue and whether it is seen in train / in the split's
-    9 released shots; see :mod:`negbench.tasks.condaqa_analysis`)."""
+    9 released shots; see :mod:`negbench.tasks.condaqa.analysis`)."""
     f = d.fields
     return {"PassageID": d["PassageID"], "QuestionID": d["QuestionID"],
             "PassageEditID": d["PassageEditID"], "answer_type": d["answer_type"],
@@ -569,7 +574,7 @@ HEADLINE = ("accuracy", "consistency", "consistency_paraphrase", "consistency_sc
 
 def summarize_splits(per_split: Sequence[dict], metrics: Sequence[str] = HEADLINE) -> dict:
     """Mean and spread of each metric over the splits (Table 11): ``sd`` is the sample SD (n − 1,
-    :func:`negbench.metrics.sd`), ``sd_pop`` the population SD (numpy's default)."""
+    :func:`negbench.evaluation.metrics.sd`), ``sd_pop`` the population SD (numpy's default)."""
     out = {}
     for m in metrics:
         vals = [float(s[m]) for s in per_split if isinstance(s.get(m), (int, float))]
@@ -729,7 +734,7 @@ TABLE4_COLUMNS = ("accuracy", "consistency", "consistency_paraphrase", "consiste
 
 def _is_split_task(unit: dict) -> bool:
     """A plain ``condaqa-split{i}`` unit (study variants ``condaqa-split{i}[…]`` have their own
-    table, :func:`negbench.tasks.condaqa_study.table8_9`)."""
+    table, :func:`negbench.tasks.condaqa.study.table8_9`)."""
     return re.fullmatch(r"condaqa-split\d+", str(unit.get("task", ""))) is not None
 
 

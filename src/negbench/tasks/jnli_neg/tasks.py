@@ -1,6 +1,6 @@
 """JNLI-Neg v1.1 (Yoshida, Kato, Ogawa & Matsubara, NLP 2025): Japanese NLI with negation minimal
 pairs, evaluated as JSTS-Neg evaluates its STS pairs (SPEC §5: "JNLI-Neg is evaluated the same way
-(NLI labels instead of scores)").  See ``docs/jnli_neg.md``.
+(NLI labels instead of scores)").  See ``src/negbench/tasks/jnli_neg/README.md``.
 
 Data: the official release (github asahi-y/JNLI-Neg, ``data/jnli-neg-v1.1/jnli-neg-{train,valid}-v1.1.jsonl``;
 5,494 / 1,363 instances, 6,735 / 1,722 minimal pairs) in ``$NEGBENCH_JNLI_NEG``, else
@@ -12,7 +12,7 @@ Prompt: llm-jp-eval's JNLI task (v1 layout, its instruction verbatim), input
 ``neutral`` after ``### 応答:\\n``.  Modes ``generate`` (greedy; the first label word in the output,
 else unparseable) and ``loglik`` (log-likelihood of the three label words).
 
-Shots: :class:`negbench.minimal_pairs.StratifiedShots` on the labels — ``k // 2`` from D_orig and
+Shots: :class:`negbench.tasks.common.minimal_pairs.StratifiedShots` on the labels — ``k // 2`` from D_orig and
 ``k - k // 2`` from D_neg, pairwise different labels within a part; protocol 0, 4 and 6 shots (6
 is the most with different labels in each part: 3 + 3) × five seeds.
 """
@@ -25,14 +25,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from negbench import minimal_pairs as mp
-from negbench.records import shared_data
+import negbench.tasks.common.minimal_pairs as mp
+from negbench.tasks.data_source import DataSource
 from negbench.errors import DataError, TaskError
-from negbench.metrics import by_group
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.tasks import llm_jp
+from negbench.evaluation.metrics import by_group
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+import negbench.tasks.common.llm_jp as llm_jp
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
-from negbench.tasks.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
+from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
 SOURCE = ("JNLI-Neg v1.1, Yoshida, Kato, Ogawa & Matsubara (NLP 2025); github asahi-y/JNLI-Neg "
           "(CC BY-SA 4.0)")
@@ -75,13 +75,16 @@ def description(mode: str = "") -> str:
 
 
 # -- data location -------------------------------------------------------------------------------------
+DATA = DataSource("JNLI-Neg", "NEGBENCH_JNLI_NEG", "jnli-neg")
+
+
 def data_root() -> Path:
-    return shared_data("jnli-neg")
+    return DATA.local()
 
 
 def default_source() -> str:
     """``$NEGBENCH_JNLI_NEG`` (a folder) when set, else :func:`data_root`."""
-    return os.environ.get("NEGBENCH_JNLI_NEG") or str(data_root())
+    return DATA.resolve()
 
 
 def canonical_split(split: str) -> str:

@@ -19,18 +19,18 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 import random
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from negbench.build import ja_negation as ja
-from negbench.build.agreement import fleiss_kappa
+from negbench.tasks.jsts_neg import ja_negation as ja
+from negbench.builders.agreement import fleiss_kappa
 from negbench.errors import DataError
-from negbench.records import iter_jsonl, read_text
-from negbench.store import file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.tasks.records import iter_jsonl, read_text
+from negbench.tasks.data_source import DataSource
+from negbench.evaluation.store import file_sha256, read_jsonl, write_json, write_jsonl
 
 SPLITS = ("train", "valid", "test")
 #: §3.3: instances were created until their number exceeded these counts.
@@ -41,7 +41,7 @@ SCORES = (0, 1, 2, 3, 4, 5)
 TYPES = ("original", "s1_neg", "s2_neg", "both_neg")
 #: bump when the cue rules change: stage files made by older rules are then rebuilt
 RULES_VERSION = 1
-INHOUSE_DIR = Path(__file__).resolve().parent.parent / "data" / "jsts_neg_inhouse"
+INHOUSE_DIR = Path(__file__).resolve().parent / "inhouse"
 INHOUSE_ANNOTATOR = "negbench-dev-1"
 INHOUSE_NOTE = ("In-house JSTS-Neg-style data built by negbench from JGLUE JSTS v1.3 with a single "
                 "annotator (negbench-dev-1). NOT the official JSTS-Neg release (Yuasa et al.), "
@@ -57,16 +57,14 @@ class JstsPair:
     label: float
 
 
+#: JGLUE JSTS v1.3, the source of JSTS-Neg (:mod:`negbench.tasks.data_source`).
+JSTS_DATA = DataSource("JGLUE JSTS", None, "jsts")
+
+
 def default_jsts_dir() -> Path:
     """``$NEGBENCH_DATA/jsts`` when set, else ``../shared/data/jsts`` next to the working
-    directory, else next to this checkout."""
-    env = os.environ.get("NEGBENCH_DATA")
-    if env:
-        return Path(env) / "jsts"
-    here = Path.cwd().parent / "shared" / "data" / "jsts"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parents[4] / "shared" / "data" / "jsts"
+    directory."""
+    return Path(JSTS_DATA.resolve())
 
 
 def jsts_file(jsts_dir: str | Path, split: str) -> Path:
@@ -156,8 +154,8 @@ def no_judge(items: list[tuple[str, str]]) -> list[tuple[str | None, str]]:
 
 
 def judge_fn(judge) -> JudgeFn:
-    """Adapter from :class:`negbench.build.judge.Judge` to :data:`JudgeFn`."""
-    from negbench.build.judge import JudgeItem
+    """Adapter from :class:`negbench.tasks.jsts_neg.judge.Judge` to :data:`JudgeFn`."""
+    from negbench.tasks.jsts_neg.judge import JudgeItem
 
     def run(items: list[tuple[str, str]]) -> list[tuple[str | None, str]]:
         res = judge.judge([JudgeItem(o, c) for o, c in items])
@@ -302,7 +300,7 @@ def export_annotation(instances: Sequence[dict], path: str | Path) -> None:
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-        from negbench.store import atomic_write_text
+        from negbench.evaluation.store import atomic_write_text
         atomic_write_text(path, "\ufeff" + buf.getvalue())
     else:
         write_jsonl(path, rows)
@@ -461,7 +459,7 @@ def build(cfg: BuildConfig, *, judge: JudgeFn | None = None,
         fn = judge
         if fn is None:
             if cfg.judge_model:
-                from negbench.build.judge import load_judge
+                from negbench.tasks.jsts_neg.judge import load_judge
                 log(f"loading judge {cfg.judge_model} …")
                 fn = judge_fn(load_judge(cfg.judge_model, dtype=cfg.judge_dtype,
                                          device=cfg.judge_device, cache_path=cfg.cache))

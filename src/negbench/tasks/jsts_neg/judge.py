@@ -2,7 +2,7 @@
 
 The original sentence is shown once as a well-formed example (one shot, answer 「正しい」), so the
 model only has to weigh the effect of the added cue. Requests go through
-:class:`negbench.engine.Engine`, hence every answer is cached (a rerun recomputes nothing) and
+:class:`negbench.core.engine.Engine`, hence every answer is cached (a rerun recomputes nothing) and
 identical candidates are judged once.
 
 Layout: chat models get the JNLI-Neg message list (instruction, original, 「正しい」, candidate);
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
-from negbench.requests import GenerationRequest
+from negbench.core.requests import GenerationRequest
 
 #: The instruction of the well-formedness prompt, verbatim (JNLI-Neg ``src/configs.py``, which
 #: JSTS-Neg's Figure 2 follows), including its leading and trailing newline.
@@ -112,10 +112,7 @@ def load_judge(spec: str, *, dtype: str = "auto", device: str = "auto",
     """A judge on any backend ``--model`` accepts: an embedded name, folder, .gguf or hub id, or
     an API (``openai:gpt-4.1`` as the paper's §3.2, ``anthropic:…``, ``openai-compatible:URL#name``,
     ``vllm:…``); answers cached in ``cache_path`` (default: the negbench response cache)."""
-    from negbench.backends.specs import open_backend
-    from negbench.cache import ResponseCache
-    from negbench.engine import Engine, EngineConfig
-    from negbench.models import cache_root
-    backend = open_backend(spec, dtype=dtype, device=device)
-    cache = ResponseCache(cache_path or cache_root() / "responses.sqlite")
-    return Judge(backend, Engine(backend, cache, EngineConfig(progress=progress)))
+    from negbench.evaluation.session import open_model
+    session = open_model(spec, dtype=dtype, device=device, cache=cache_path or True,
+                         progress=progress, log=lambda s: None)
+    return Judge(session.backend, session.engine)

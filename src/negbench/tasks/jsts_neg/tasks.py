@@ -1,11 +1,11 @@
 """JSTS-Neg (Yuasa, Kato & Matsubara): Japanese semantic textual similarity with negation minimal
-pairs.  See ``docs/jsts_neg.md`` for the schema, the prompt and every choice made where the paper
+pairs.  See ``src/negbench/tasks/jsts_neg/README.md`` for the schema, the prompt and every choice made where the paper
 is silent.
 
 Data: JSON lines in the layout of the JNLI-Neg release (one instance per line, ``jsts-neg-{split}.jsonl``
 for ``train`` — the few-shot pool —, ``test`` and optionally ``valid``) in the folder
 ``$NEGBENCH_JSTS_NEG``, else ``$NEGBENCH_DATA/jsts-neg``, else ``../shared/data/jsts-neg``.  The
-official release (github reiko-y/JSTS-Neg) is not reachable here; ``negbench.build`` writes an
+official release (github reiko-y/JSTS-Neg) is not reachable here; ``negbench.builders`` writes an
 in-house set in this schema.
 
 Task (§4): six-way classification of the similarity score 0–5 with the Figure 7 prompt in the
@@ -27,9 +27,9 @@ Modes: ``generate`` (the paper's: greedy generation, the first number of the out
 integer 0–5, else the answer is *unparseable* and wrong) and ``loglik`` (ours: log-likelihood of
 the six labels ``0``..``5`` after ``### 応答:``).  Shots (§4.1): 0, 4 (2 from D_orig + 2 from
 D_neg) and 11 (5 + 6), the shots of one part with pairwise different gold scores, the same shots
-for every test instance of a trial, five seeds (:class:`negbench.minimal_pairs.StratifiedShots`).
+for every test instance of a trial, five seeds (:class:`negbench.tasks.common.minimal_pairs.StratifiedShots`).
 Metrics (§4.2): Acc, Acc', AccChg on the negation minimal pairs M, M_i, M_u
-(:mod:`negbench.minimal_pairs`), plus accuracy, Pearson and Spearman over the parsed scores.
+(:mod:`negbench.tasks.common.minimal_pairs`), plus accuracy, Pearson and Spearman over the parsed scores.
 """
 from __future__ import annotations
 
@@ -42,13 +42,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from negbench import minimal_pairs as mp
-from negbench.records import shared_data
+import negbench.tasks.common.minimal_pairs as mp
+from negbench.tasks.data_source import DataSource
 from negbench.errors import DataError, TaskError
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.tasks import llm_jp
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+import negbench.tasks.common.llm_jp as llm_jp
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
-from negbench.tasks.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
+from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
 SOURCE = ("JSTS-Neg, Yuasa, Kato & Matsubara; github reiko-y/JSTS-Neg (built from JGLUE JSTS, "
           "CC BY-SA 4.0); or an in-house set in the same schema")
@@ -63,7 +63,7 @@ LABELS = tuple(str(s) for s in SCORES)
 # -- prompt (Figure 7, llm-jp-eval v1 layout) ------------------------------------------------------
 #: Figure 7's instruction.  Its text is the paper's, character for character; the line breaks,
 #: the blank line and the two rule lengths follow the JSTS task guideline the instruction is taken
-#: from (JGLUE ``task_guidelines.md``), whose layout the figure reproduces (see docs/jsts_neg.md).
+#: from (JGLUE ``task_guidelines.md``), whose layout the figure reproduces (see src/negbench/tasks/jsts_neg/README.md).
 RULE_LONG = "-" * 51
 RULE_SHORT = "-" * 23
 INSTRUCTION = (
@@ -89,7 +89,7 @@ INSTRUCTION = (
     f"{RULE_SHORT}\n"
     "【類似度：0】\n"
     "2つの文は全く異なる意味であり、話題も単語も共通していない。")
-#: Figure 7 in the llm-jp-eval v1 layout (:mod:`negbench.tasks.llm_jp`).
+#: Figure 7 in the llm-jp-eval v1 layout (:mod:`negbench.tasks.common.llm_jp`).
 DESCRIPTION = llm_jp.description(INSTRUCTION)
 PAPER_SHOTS = (0, 4, 11)
 #: The paper does not publish its seeds; ours (five trials, §4.1).
@@ -110,15 +110,18 @@ def description(mode: str = "") -> str:
 
 
 # -- data location -----------------------------------------------------------------------------------
+DATA = DataSource("JSTS-Neg", "NEGBENCH_JSTS_NEG", "jsts-neg")
+
+
 def data_root() -> Path:
     """``$NEGBENCH_DATA/jsts-neg`` when that variable is set, else ``../shared/data/jsts-neg``
     relative to the current working directory."""
-    return shared_data("jsts-neg")
+    return DATA.local()
 
 
 def default_source() -> str:
     """``$NEGBENCH_JSTS_NEG`` (a folder) when set, else :func:`data_root`."""
-    return os.environ.get("NEGBENCH_JSTS_NEG") or str(data_root())
+    return DATA.resolve()
 
 
 def canonical_split(split: str) -> str:
@@ -182,7 +185,7 @@ def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
     p = split_file(root, split)
     if p is None:
         raise DataError(f"JSTS-Neg {split} file not found", path=str(root),
-                        fix=f"expected jsts-neg-{split}.jsonl in this folder (see docs/jsts_neg.md)")
+                        fix=f"expected jsts-neg-{split}.jsonl in this folder (see src/negbench/tasks/jsts_neg/README.md)")
     return tuple(Doc(str(f["id"]), f, str(p)) for f, _ in mp.read_instances(p, SCHEMA))
 
 

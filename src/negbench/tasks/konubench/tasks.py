@@ -4,7 +4,7 @@
 Data: the official release (github mcrl/Thunder-KoNUBench, ``dataset/``) in a folder, or the
 Hugging Face id ``thunder-research-group/SNU_Thunder-KoNUBench`` (needs the optional ``datasets``
 package).  Splits ``train`` / ``validation`` / ``test`` (2,500 / 1,000 / 1,284).  See
-``docs/konubench.md`` for every choice made where the paper is silent.
+``src/negbench/tasks/konubench/README.md`` for every choice made where the paper is silent.
 
 Task ``konubench`` has one record renderer per mode, all after the official lm-eval task code
 (``lm_eval/Thunder_KoNUBench_{cloze,symbol,api}``):
@@ -29,7 +29,7 @@ official repository's ``kmmlu_pos_r``: kmmlu-pos with the options swapped), ``ko
 ``skt/kobest_v1`` config ``boolq``, as lm-eval's ``kobest_boolq``).
 
 Error analysis (§5.2, Table 8 as the paper labels it and with corrected labels, App. I) through
-:mod:`negbench.negation_errors`; Alpaca export of the train split in the two SFT formats of the
+:mod:`negbench.tasks.common.negation_errors`; Alpaca export of the train split in the two SFT formats of the
 official ``sft/load.py`` (§5.1, App. G); the §4.3 human-evaluation sheet and Table 7.
 """
 from __future__ import annotations
@@ -42,12 +42,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from negbench import alpaca
 from negbench.errors import DataError, TaskError
-from negbench.metrics import by_group, mean
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.negation_errors import TYPE_LABELS, WRONG_TYPES, error_analysis, format_error_table
-from negbench.records import field, iter_jsonl, shared_data, read_text
+from negbench.evaluation.metrics import by_group, mean
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.tasks.common.negation_errors import TYPE_LABELS, WRONG_TYPES, error_analysis, format_error_table
+from negbench.tasks.data_source import DataSource
+from negbench.tasks.records import field, iter_jsonl, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
@@ -62,7 +62,7 @@ SPLITS = ("train", "validation", "test")
 SPLIT_ALIASES = {"val": "validation", "dev": "validation"}
 #: Table 6 of the paper.
 SPLIT_SIZES = {"train": 2500, "validation": 1000, "test": 1284}
-_SPLIT_FILES = {"train": ("train", "train.json"), "validation": ("validation", "val.json"),
+SPLIT_FILES = {"train": ("train", "train.json"), "validation": ("validation", "val.json"),
                 "test": ("test", "test.json")}
 _HF_PAT = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -117,31 +117,36 @@ DIAG_SIZES = {"kmmlu-neg": 7154, "kmmlu-pos": 7154, "kobest-boolq-neg": 1404}
 
 
 # -- data location -----------------------------------------------------------------------------------
+DATA = DataSource("Thunder-KoNUBench", "NEGBENCH_KONUBENCH", "konubench", HF_ID)
+#: The diagnostic sets are in the GitHub release only: the variable counts when it is a folder.
+DIAG_DATA = DataSource("Thunder-KoNUBench diagnostics", "NEGBENCH_KONUBENCH", "konubench",
+                       env_folder_only=True)
+KOBEST_DATA = DataSource("KoBEST BoolQ", "NEGBENCH_KOBEST_BOOLQ", None, KOBEST_HF_ID)
+
+
 def data_root() -> Path:
     """Default folder of the official release: ``$NEGBENCH_DATA/konubench`` when that variable is
     set, else ``../shared/data/konubench`` relative to the current working directory."""
-    return shared_data("konubench")
+    return DATA.local()
 
 
 def default_source() -> str:
     """Where ``konubench`` reads from: ``$NEGBENCH_KONUBENCH`` (a folder, or a Hugging Face id such
-    as ``hf:thunder-research-group/SNU_Thunder-KoNUBench``) when set, else :func:`data_root`."""
-    return os.environ.get("NEGBENCH_KONUBENCH") or str(data_root())
+    as ``hf:thunder-research-group/SNU_Thunder-KoNUBench``), else the data tree, else the hub
+    (:mod:`negbench.tasks.data_source`)."""
+    return DATA.resolve()
 
 
 def default_diag_source() -> str:
-    """Where the diagnostics read from: ``$NEGBENCH_KONUBENCH`` when it is a folder (the
-    diagnostic files are in the GitHub release only), else :func:`data_root`."""
-    env = os.environ.get("NEGBENCH_KONUBENCH")
-    if env and Path(env).is_dir():
-        return env
-    return str(data_root())
+    """Where the diagnostics read from: ``$NEGBENCH_KONUBENCH`` when it is a folder, else the
+    data tree."""
+    return DIAG_DATA.resolve()
 
 
 def default_kobest_source() -> str:
     """Where ``kobest-boolq`` reads from: ``$NEGBENCH_KOBEST_BOOLQ`` (a folder holding
     ``{split}.jsonl`` / ``{split}.json``, or a hub id) when set, else ``hf:skt/kobest_v1``."""
-    return os.environ.get("NEGBENCH_KOBEST_BOOLQ") or f"hf:{KOBEST_HF_ID}"
+    return KOBEST_DATA.resolve()
 
 
 def _is_hf(source: str) -> bool:
@@ -160,8 +165,8 @@ def _canonical_split(split: str) -> str:
     return s
 
 
-def _find_split_file(root: Path, split: str) -> Path | None:
-    sub, name = _SPLIT_FILES[split]
+def find_split_file(root: Path, split: str) -> Path | None:
+    sub, name = SPLIT_FILES[split]
     for p in (root / "dataset" / "Thunder_KoNUBench" / sub / name, root / "Thunder_KoNUBench" / sub / name,
               root / sub / name, root / name):
         if p.is_file():
@@ -169,7 +174,7 @@ def _find_split_file(root: Path, split: str) -> Path | None:
     return None
 
 
-def _find_diag_file(root: Path, task: str) -> Path | None:
+def find_diag_file(root: Path, task: str) -> Path | None:
     folder, name = DIAG_FILES[task]
     for p in (root / "dataset" / folder / "test" / name, root / folder / "test" / name,
               root / folder / name, root / name):
@@ -237,7 +242,7 @@ def parse_record(obj: Any, path: str, rec: str) -> dict[str, Any]:
     return out
 
 
-def _make_docs(rows: list[dict], src: str) -> list[Doc]:
+def make_docs(rows: list[dict], src: str) -> list[Doc]:
     seen: dict[str, int] = {}
     docs = []
     for i, f in enumerate(rows):
@@ -250,14 +255,14 @@ def _make_docs(rows: list[dict], src: str) -> list[Doc]:
 
 
 def _load_local(root: Path, split: str) -> list[Doc]:
-    p = _find_split_file(root, split)
+    p = find_split_file(root, split)
     if p is None:
-        sub, name = _SPLIT_FILES[split]
+        sub, name = SPLIT_FILES[split]
         raise DataError(f"Thunder-KoNUBench {split} file not found", path=str(root),
                         fix=f"expected dataset/Thunder_KoNUBench/{sub}/{name} of the official release "
                             "(set NEGBENCH_DATA or NEGBENCH_KONUBENCH)")
     rows = [parse_record(o, str(p), str(i)) for i, o in enumerate(_read_json_array(p))]
-    return _make_docs(rows, str(p))
+    return make_docs(rows, str(p))
 
 
 def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str):
@@ -282,7 +287,7 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
     rows = [parse_record(dict(o), src, str(i)) for i, o in enumerate(ds)]
     if not rows:
         raise DataError("no records", path=src)
-    return _make_docs(rows, src)
+    return make_docs(rows, src)
 
 
 @lru_cache(maxsize=None)
@@ -395,7 +400,7 @@ GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=official_letter)
 #: The prediction behind the paper's error tables: the raw log-likelihood argmax (``pred``) for
 #: cloze and symbol — the official ``analyze.py`` takes ``max(resps)``, and Table 8's cloze
 #: "performance" is ``acc``, not Table 16's ``acc_norm``; generation records have no ``pred``, so
-#: :func:`negbench.negation_errors.predicted_index` reads their filtered ``answer``.
+#: :func:`negbench.tasks.common.negation_errors.predicted_index` reads their filtered ``answer``.
 ERROR_PRED_FIELD = "pred"
 
 
@@ -462,7 +467,7 @@ def _pct(x: float) -> str:
     return "–" if x != x else f"{x:.2f}"
 
 
-def konubench_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
+def run_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     """Markdown: Table 8 as the paper computes it (official ``analyze.py`` labels: three-option
     cloze items by position; performance = raw-argmax accuracy), then ours with the corrected
     labels (error rate, format-wrong count, distribution), then the local-negation confusion rate
@@ -487,44 +492,6 @@ def konubench_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
 
 
 # -- Alpaca export (§5.1, App. G; official sft/load.py) ---------------------------------------------
-#: Alpaca ``instruction + ALPACA_JOIN + input + " " + output`` is the official SFT sequence text.
-ALPACA_JOIN = "\n\n"
-
-
-def alpaca_cloze(d: Doc | dict) -> dict:
-    """Cloze-style SFT record: generate the standard negation (official ``tokenize_load_dataset_cloze``:
-    instruction, blank line, the ``-말다`` description, ``원문: {sentence}\\n부정문:`` then
-    `` {standard_negation}``)."""
-    return {"instruction": CLOZE_INSTRUCTION + "\n\n" + DESCRIPTION_API.rstrip("\n"),
-            "input": f"원문: {d['original_sentence']}\n부정문:",
-            "output": d["standard_negation"]}
-
-
-def alpaca_symbol(d: Doc | dict) -> dict:
-    """Symbol-style SFT record (official ``tokenize_load_dataset_symbol``): the ``-말다``
-    description, then the symbol prompt with the per-idx option order; the output is
-    ``{letter}. {standard_negation}`` as the official target is."""
-    opts = shuffled_options(d)
-    texts = [t for _, t in opts]
-    gold = texts.index(d["standard_negation"])
-    return {"instruction": DESCRIPTION_API.rstrip("\n"),
-            "input": symbol_query(d["original_sentence"], texts),
-            "output": f"{LETTERS[gold]}. {d['standard_negation']}"}
-
-
-def export_records(style: str, split: str = "train", source: str | os.PathLike | None = None) -> list[dict]:
-    fn = {"cloze": alpaca_cloze, "symbol": alpaca_symbol}[style]
-    return [fn(d) for d in load_split(split, source)]
-
-
-alpaca.register_exporter(alpaca.Exporter(
-    "konubench-cloze", "Thunder-KoNUBench cloze-style SFT data (output: the standard negation)",
-    lambda split: export_records("cloze", split)))
-alpaca.register_exporter(alpaca.Exporter(
-    "konubench-symbol", "Thunder-KoNUBench symbol-style SFT data (output: 'A. <standard negation>')",
-    lambda split: export_records("symbol", split)))
-
-
 # -- diagnostics (§3.3) -------------------------------------------------------------------------------
 def _parse_kmmlu(obj: Any, path: str, rec: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
@@ -562,7 +529,7 @@ def _load_diag_cached(source: str, task: str) -> tuple[Doc, ...]:
                         "release only)", path=source,
                         fix="set NEGBENCH_DATA (folder holding konubench/) or NEGBENCH_KONUBENCH "
                             "to a folder of the official release")
-    p = _find_diag_file(root, task)
+    p = find_diag_file(root, task)
     if p is None:
         folder, name = DIAG_FILES[task]
         raise DataError(f"{task} file not found", path=str(root),
@@ -704,7 +671,7 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
         default_shots=(0,), default_seeds=(PAPER_SEEDS[0],), protocol_shots=PAPER_SHOTS,
         protocol_seeds=PAPER_SEEDS, fewshot_sampler="lm-eval", description=description,
         target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=konubench_metrics, tables=konubench_tables, language="ko", source=SOURCE)
+        extra_metrics=konubench_metrics, tables=run_tables, language="ko", source=SOURCE)
     kmmlu_common = dict(modes={"symbol": ModeSpec(render_kmmlu, SYMBOL, "'…\\nA. …\\nB. …\\n정답：', "
                                                   "log-likelihood of A / B; the paper reports acc")},
                         test_split="test", fewshot_split=None, default_modes=("symbol",),
@@ -736,129 +703,3 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
 
 
 TASKS: tuple[Task, ...] = make_tasks()
-
-
-# -- human evaluation (§4.3, Table 7) ---------------------------------------------------------------
-#: §4.3: ten participants, 50 test questions drawn at random, 2 points per correct answer (out of
-#: 100); Table 7 reports the Max, Min, Median and Average of the participants' scores.
-HUMAN_ITEMS = 50
-HUMAN_SEED = 0                      # the paper gives no seed: ours
-SHEET_FIELDS = ("item", "original_sentence", "A", "B", "C", "D", "answer")
-KEY_FIELDS = ("item", "idx", "gold", "option_types")
-
-
-def human_sheet_items(n: int = HUMAN_ITEMS, seed: int = HUMAN_SEED,
-                      source: str | os.PathLike | None = None) -> list[dict]:
-    """``n`` test items drawn with ``random.Random(seed).sample`` (in test-file order), each with
-    its options in the official symbol order (the order the models see) and the gold letter."""
-    docs = load_split("test", source)
-    if not 1 <= n <= len(docs):
-        raise TaskError(f"--n {n}: the test split has {len(docs)} items", where="--n",
-                        fix=f"1 … {len(docs)}")
-    picked = sorted(random.Random(seed).sample(range(len(docs)), n))
-    out = []
-    for k, i in enumerate(picked, 1):
-        d = docs[i]
-        r = render_symbol(d)
-        opts = [t for _, t in shuffled_options(d)]
-        out.append({"item": k, "idx": d["idx"], "original_sentence": d["original_sentence"],
-                    "options": opts, "gold": LETTERS[r.gold], "option_types": r.meta["option_types"]})
-    return out
-
-
-def write_human_sheet(out_dir: str | os.PathLike, n: int = HUMAN_ITEMS, seed: int = HUMAN_SEED,
-                      source: str | os.PathLike | None = None) -> dict[str, Path]:
-    """``sheet.csv`` (for the participants: sentence, options A–D, an empty ``answer``),
-    ``sheet.md`` (the same, printable, with the task's instruction and description) and
-    ``key.csv`` (gold letters; keep it from the participants)."""
-    import csv
-    items = human_sheet_items(n, seed, source)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"sheet": out / "sheet.csv", "markdown": out / "sheet.md", "key": out / "key.csv"}
-    with open(paths["sheet"], "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(SHEET_FIELDS)
-        for it in items:
-            opts = it["options"] + [""] * (4 - len(it["options"]))
-            w.writerow([it["item"], it["original_sentence"], *opts, ""])
-    with open(paths["key"], "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(KEY_FIELDS)
-        for it in items:
-            w.writerow([it["item"], it["idx"], it["gold"], "+".join(it["option_types"])])
-    md = [f"# Thunder-KoNUBench human evaluation ({len(items)} items, seed {seed})", "",
-          SYMBOL_INSTRUCTION, "", DESCRIPTION.strip(), "",
-          "Write the letter of your answer in the `answer` column of sheet.csv.", ""]
-    for it in items:
-        md += [f"## {it['item']}", "", f"원문: {it['original_sentence']}", ""]
-        md += [f"{LETTERS[j]}. {t}" for j, t in enumerate(it["options"])] + ["", "답: ____", ""]
-    paths["markdown"].write_text("\n".join(md), encoding="utf-8")
-    return paths
-
-
-def _read_csv(path: Path, need: Sequence[str]) -> list[dict]:
-    import csv
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f))
-            header = rows[0].keys() if rows else []
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    for k in need:
-        if k not in header:
-            raise DataError(f"no '{k}' column", path=str(path), field=k,
-                            fix="use the sheet.csv / key.csv written by 'negbench human-eval sheet'")
-    return rows
-
-
-def score_human_sheets(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> dict:
-    """Each filled sheet is one participant (named by its file stem): 100 / n points per correct
-    letter (2 for 50 items; a blank answer scores 0), and Table 7 over the participants."""
-    import statistics
-    key_rows = _read_csv(Path(key), KEY_FIELDS)
-    gold = {r["item"]: r for r in key_rows}
-    if not gold:
-        raise DataError("the key has no items", path=str(key))
-    per = {}
-    for p in map(Path, filled):
-        rows = _read_csv(p, ("item", "answer"))
-        seen = set()
-        right = blank = 0
-        for n, r in enumerate(rows, 2):
-            it = r["item"]
-            if it not in gold:
-                raise DataError(f"item {it!r} is not in the key {key}", path=str(p),
-                                record=f"line {n}", field="item")
-            if it in seen:
-                raise DataError(f"item {it} answered twice", path=str(p), record=f"line {n}",
-                                field="item")
-            seen.add(it)
-            ans = r["answer"].strip().upper()
-            n_opt = len(gold[it]["option_types"].split("+"))
-            if not ans:
-                blank += 1
-            elif ans not in LETTERS[:n_opt]:
-                raise DataError(f"answer {r['answer']!r} is not an option letter", path=str(p),
-                                record=f"line {n}", field="answer",
-                                fix="one of " + ", ".join(LETTERS[:n_opt]) + " (or leave it blank)")
-            right += ans == gold[it]["gold"]
-        if seen != set(gold):
-            missing = sorted(set(gold) - seen, key=int)
-            raise DataError(f"items missing: {', '.join(missing[:10])}", path=str(p),
-                            fix="the sheet must hold every item of the key")
-        per[p.stem] = {"correct": right, "blank": blank, "score": 100 * right / len(gold)}
-    scores = [v["score"] for v in per.values()]
-    return {"items": len(gold), "participants": per,
-            "table7": {"Max": max(scores), "Min": min(scores), "Median": statistics.median(scores),
-                       "Average": statistics.mean(scores)}}
-
-
-def format_table7(res: dict) -> str:
-    t = res["table7"]
-    lines = ["| participant | correct | blank | score |", "|---|---:|---:|---:|"]
-    lines += [f"| {k} | {v['correct']} / {res['items']} | {v['blank']} | {v['score']:.1f} |"
-              for k, v in res["participants"].items()]
-    return ("\n".join(lines) + "\n\nTable 7 (human evaluation):\n\n| Max | Min | Median | Average |\n"
-            "|---:|---:|---:|---:|\n" + f"| {t['Max']:.1f} | {t['Min']:.1f} | {t['Median']:.1f} | "
-            f"{t['Average']:.1f} |")

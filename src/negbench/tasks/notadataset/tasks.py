@@ -15,11 +15,10 @@ types=affirmation+verbal]``.  ``split`` is ``all`` (the paper's zero-shot evalua
 ``train``, ``dev`` or ``test`` (§6: by block, never by sentence; the official split with the hub
 release, else a seeded split with the release's per-pattern block counts); ``sample`` is a
 stratified sample of whole blocks; ``patterns`` / ``types`` select by pattern and by negation type
-(the §6 experiments).  See ``docs/notadataset.md``.
+(the §6 experiments).  See ``src/negbench/tasks/notadataset/README.md``.
 """
 from __future__ import annotations
 
-import os
 import random
 import sys
 from array import array
@@ -30,13 +29,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from negbench.alpaca import Exporter, register_exporter_factory
 from negbench.errors import DataError, TaskError
-from negbench.records import iter_jsonl, shared_data, read_text
-from negbench.metrics import mean
-from negbench.modes import ChoiceLoglikelihood, Generation, TrueFalseNextToken
+from negbench.tasks.data_source import DataSource
+from negbench.tasks.records import iter_jsonl, read_text
+from negbench.evaluation.metrics import mean
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, TrueFalseNextToken
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
-from negbench.truth_scorer import (NEGATION_TYPES, PATTERNS, Columns, Judged, report_columns,
+from negbench.tasks.notadataset.truth_scorer import (NEGATION_TYPES, PATTERNS, Columns, Judged, report_columns,
                                    table4_row)
 
 NAME = "notadataset"
@@ -339,11 +338,14 @@ def read_hub(dataset_id: str = HF_ID) -> Release:
 
 
 # -- where the data is ------------------------------------------------------------------------------
+DATA = DataSource("This is not a Dataset", "NEGBENCH_NOTADATASET", f"not-a-dataset/data/{RAW_ZIP}",
+                  HF_ID)
+
+
 def default_source() -> str:
-    env = os.environ.get("NEGBENCH_NOTADATASET")
-    if env:
-        return env
-    return str(shared_data("not-a-dataset") / "data" / RAW_ZIP)
+    """``$NEGBENCH_NOTADATASET``, else the raw release in the data tree, else the hub
+    (:mod:`negbench.tasks.data_source`)."""
+    return DATA.resolve()
 
 
 @lru_cache(maxsize=4)
@@ -820,22 +822,3 @@ def make_task(options: dict[str, str]) -> Task:
 
 
 TASK = make_task({})
-
-
-# -- fine-tuning data -------------------------------------------------------------------------------
-def alpaca_records(sel: Selection, split: str) -> list[dict]:
-    """§6 training data in Alpaca form: the §4.2 instruction, the sentence, "True" / "False"."""
-    return [{"instruction": "Is the following statement True or False?", "input": s.sentence.strip(),
-             "output": "True" if s.label else "False", "pattern": PATTERNS[s.pattern_id],
-             "block": s.block, "negation_type": s.negation_type}
-            for s in sel.sentences(split)]
-
-
-def exporter(options: dict[str, str]) -> Exporter:
-    sel = parse_selection(options)
-    return Exporter(canonical_name(options), "This is not a Dataset sentences (split by block; "
-                    "options patterns=, types=, sample=) as True/False instructions",
-                    lambda split: alpaca_records(sel, split), default_split="train")
-
-
-register_exporter_factory(NAME, exporter)

@@ -7,7 +7,7 @@ arrays, CSV or Parquet files named after the split) or the Hugging Face id
 ``thunder-research-group/SNU_Thunder-NUBench`` (needs the optional ``datasets`` package).
 choice1 = standard negation (gold), choice2 = local negation, choice3 = contradiction, choice4 =
 paraphrase; ``choice2_type == "non-applicable"`` items have no choice2 (three options).
-See ``docs/nubench.md``.
+See ``src/negbench/tasks/nubench/README.md``.
 
 Modes, one task definition (App. M, Listings 7-9, 13, 14):
 
@@ -31,7 +31,7 @@ Prompt styles (App. O) are three tasks built by :func:`make_tasks`: ``nubench`` 
 Protocol (§5.1, Table 11): shots 0, 1, 5, 10 from the demonstration split, seeds 42, 1234, 3000,
 5000, 7000 (lm-eval sampler); mean and SD over seeds.
 
-Error analysis (§5.3, App. R) via :mod:`negbench.negation_errors`: error rate, incorrect-choice
+Error analysis (§5.3, App. R) via :mod:`negbench.tasks.common.negation_errors`: error rate, incorrect-choice
 distribution, local-negation confusion rate per ``choice2_type``, and in option mode the count of
 wrong-format answers.  Alpaca export (App. N, Listing 11): exporter ``nubench-negation``.
 """
@@ -50,11 +50,11 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from negbench.alpaca import Exporter, register_exporter
 from negbench.errors import DataError, TaskError
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.negation_errors import error_analysis, format_error_table
-from negbench.records import field, iter_jsonl, shared_data, read_text
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.tasks.common.negation_errors import error_analysis, format_error_table
+from negbench.tasks.data_source import DataSource
+from negbench.tasks.records import field, iter_jsonl, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-NUBench"
@@ -128,16 +128,20 @@ PROTOCOL_SEEDS = (42, 1234, 3000, 5000, 7000)
 
 
 # -- data location ---------------------------------------------------------------------------------
+DATA = DataSource("Thunder-NUBench", "NEGBENCH_NUBENCH", "nubench", HF_ID)
+
+
 def data_root() -> Path:
     """``$NEGBENCH_DATA/nubench`` when that variable is set, else ``../shared/data/nubench``
     relative to the current working directory."""
-    return shared_data("nubench")
+    return DATA.local()
 
 
 def default_source() -> str:
     """``$NEGBENCH_NUBENCH`` (a folder, or a Hugging Face id such as
-    ``hf:thunder-research-group/SNU_Thunder-NUBench``) when set, else :func:`data_root`."""
-    return os.environ.get("NEGBENCH_NUBENCH") or str(data_root())
+    ``hf:thunder-research-group/SNU_Thunder-NUBench``), else the data tree, else the hub
+    (:mod:`negbench.tasks.data_source`)."""
+    return DATA.resolve()
 
 
 # -- record validation -----------------------------------------------------------------------------
@@ -683,32 +687,4 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
             for style in STYLES]
 
 
-# -- Alpaca export (App. N, Listing 11) ------------------------------------------------------------
-def alpaca_records(split: str = "train", source: str | os.PathLike | None = None,
-                   style: str = "simple") -> list[dict]:
-    """Listing 11: ``{"instruction": "Negate the sentence.", "input": "Sentence: {premise}",
-    "output": "{hypothesis}"}`` per sentence-negation pair (``style`` swaps in the App. O
-    instruction, for the SFT runs of App. Q)."""
-    if split not in PAIR_SPLITS:
-        raise TaskError(f"the Alpaca export reads the sentence-negation pairs, not '{split}'",
-                        where="--split", fix="use --split train")
-    return [{"instruction": INSTRUCTIONS[style], "input": f"Sentence: {d['premise']}",
-             "output": d["hypothesis"]} for d in load_split(split, source)]
-
-
-def make_exporters(source: str | os.PathLike | None = None) -> list[Exporter]:
-    names = {"simple": "nubench-negation", "definition": "nubench-negation-definition",
-             "detail": "nubench-negation-detail"}
-    what = {"simple": "App. N, Listing 11",
-            "definition": "App. Q: SFT with the App. O definition instruction",
-            "detail": "App. Q: SFT with the App. O detail instruction (Listing 12)"}
-    return [Exporter(name=names[style],
-                     summary=f"Thunder-NUBench sentence-negation pairs as Alpaca records "
-                             f"({what[style]})",
-                     records=partial(alpaca_records, source=source, style=style),
-                     default_split="train")
-            for style in STYLES]
-
-
-EXPORTERS = tuple(register_exporter(e) for e in make_exporters())
 TASKS: tuple[Task, ...] = tuple(make_tasks())

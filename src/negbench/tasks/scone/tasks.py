@@ -2,7 +2,7 @@
 
 Data: the official release (github selenashe/ScoNe, CC0) at ``$NEGBENCH_SCONE`` or
 ``../shared/data/scone`` — ``scone_nli/{train,test}/<condition>.csv`` and
-``scone_nlg/scone_nlg.csv``.  Nothing of it is shipped here.  See ``docs/scone.md``.
+``scone_nlg/scone_nlg.csv``.  Nothing of it is shipped here.  See ``src/negbench/tasks/scone/README.md``.
 
 ``scone-nli``: the six conditions' test files (200 rows each, 1,200 records in the order of
 :data:`CONDITIONS`); every record carries its condition (``meta.split``).  ``scone-nli[split=X]``
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import random
 import re
 import string
@@ -40,10 +39,11 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.metrics import mean
-from negbench.modes import ChoiceLoglikelihood, Generation
-from negbench.records import read_text, shared_data
-from negbench.requests import GenerationRequest, GenerationResponse, Request
+from negbench.evaluation.metrics import mean
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.tasks.data_source import DataSource
+from negbench.tasks.records import read_text
+from negbench.core.requests import GenerationRequest, GenerationResponse, Request
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 
 NLI_NAME = "scone-nli"
@@ -70,10 +70,12 @@ NLG_MAX_TOKENS = 32
 
 
 # -- data ------------------------------------------------------------------------------------------
+DATA = DataSource("ScoNe", "NEGBENCH_SCONE", "scone")
+
+
 def data_root() -> Path:
     """``$NEGBENCH_SCONE`` when set, else ``$NEGBENCH_DATA/scone`` or ``../shared/data/scone``."""
-    env = os.environ.get("NEGBENCH_SCONE")
-    return Path(env) if env else shared_data("scone")
+    return Path(DATA.resolve())
 
 
 def read_csv(path: Path, required: Sequence[str]) -> list[tuple[str, dict[str, str]]]:

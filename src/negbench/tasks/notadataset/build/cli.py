@@ -29,7 +29,7 @@ def add_parser(subparsers) -> None:
         "relation triples over Core WordNet senses, seeded distractors (App. C), affirmative and "
         "negative templates; writes OUT/raw/#NN.Pattern.txt, OUT/notadataset.jsonl, OUT/manifest.json. "
         "Substitutes for the resources that are not installable are described in "
-        "docs/build_notadataset.md.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "src/negbench/tasks/notadataset/build/README.md.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     n.add_argument("--wordnet", metavar="DIR", default=None,
                    help="WordNet 3.0 wndb folder (default: $NEGBENCH_WORDNET, /usr/share/wordnet, nltk_data)")
     n.add_argument("--patterns", default=None, help="comma-separated pattern numbers 1-11 (default: all)")
@@ -56,7 +56,7 @@ def add_parser(subparsers) -> None:
 
 
 def parse_patterns(text: str | None) -> list[int]:
-    from negbench.build.notadataset_triples import PATTERNS
+    from negbench.tasks.notadataset.build.triples import PATTERNS
     if text is None or text.strip() == "":
         return list(PATTERNS)
     out = []
@@ -95,11 +95,11 @@ def _check_out(out: str) -> Path:
 
 
 def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
-    from negbench.build import notadataset_templates as TP
-    from negbench.build import notadataset_triples as T
-    from negbench.build.wordnet import open_wordnet
-    from negbench.store import atomic_write_text, git_commit, package_versions
-    from negbench.tasks.notadataset import PAPER_TABLE2
+    from negbench.tasks.notadataset.build import templates as TP
+    from negbench.tasks.notadataset.build import triples as T
+    from negbench.tasks.notadataset.build.wordnet import open_wordnet
+    from negbench.evaluation.store import atomic_write_text, git_commit, package_versions
+    from negbench.tasks.notadataset.tasks import PAPER_TABLE2
 
     # -- validate everything before any work or write ------------------------------------------
     if args.lang not in LANGS:
@@ -121,7 +121,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
     wn = open_wordnet(args.wordnet) if out else None
     templates = None
     if rec:
-        from negbench.tasks.notadataset import default_source, load_release
+        from negbench.tasks.notadataset.tasks import default_source, load_release
         release = load_release(args.release or default_source())
         templates = TP.recover_templates(release)
         if out is None:
@@ -151,7 +151,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
     # -- generate in memory --------------------------------------------------------------------
     res = T.resources(wn, core=args.core, morphosemantic=args.morphosemantic)
     triples = T.extract(wn, res, patterns, seed=seed, limit=limit)
-    from negbench.build.inflect_en import exceptions_from
+    from negbench.tasks.notadataset.build.inflect_en import exceptions_from
     exc = exceptions_from(wn.path)
     blocks, counts = [], {}
     for p in patterns:

@@ -6,7 +6,7 @@ regenerate the release exactly: irregular forms come from WordNet's own exceptio
 so ``gas`` stays ``gas`` and ``beef`` becomes ``beeves``), and everything else follows plain
 spelling rules (``radio`` -> ``radioes``, ``series`` -> ``serieses``, ``person`` -> ``persons``:
 the release has no "people" and no mass-noun exception).  No PyPI inflection package is used: none
-reproduces these forms (see docs/build_notadataset.md, "Templates").
+reproduces these forms (see src/negbench/tasks/notadataset/build/README.md, "Templates").
 """
 from __future__ import annotations
 

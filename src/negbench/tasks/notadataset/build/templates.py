@@ -28,16 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from negbench.build import inflect_en
-from negbench.build.wordnet import release_definition
+from negbench.tasks.notadataset.build import inflect_en
+from negbench.tasks.notadataset.build.wordnet import release_definition
 from negbench.errors import DataError, NegbenchError
-from negbench.store import atomic_write_text
+from negbench.evaluation.store import atomic_write_text
 
 if TYPE_CHECKING:                                          # pragma: no cover
-    from negbench.build.notadataset_triples import Term, Triple
-    from negbench.tasks.notadataset import Release
+    from negbench.tasks.notadataset.build.triples import Term, Triple
+    from negbench.tasks.notadataset.tasks import Release
 
-SHIPPED = Path(__file__).with_name("notadataset_templates")
+SHIPPED = Path(__file__).with_name("shipped_templates")
 SLOTS = ("a", "b")
 FORMS = ("", "a", "pl", "a+pl", "ing", "gloss")
 NEGATION = ("affirmation", "verbal", "non_verbal")
@@ -380,7 +380,7 @@ def load_templates(path: str | os.PathLike | None = None) -> Templates:
                                 "shipped templates")
     if not files:
         raise NegbenchError(f"no *.json template files in {p}",
-                            fix="write NN.json files (see docs/build_notadataset.md, 'Templates') "
+                            fix="write NN.json files (see src/negbench/tasks/notadataset/build/README.md, 'Templates') "
                                 "or create them with --recover-templates")
     out: Templates = {}
     for f in files:
@@ -465,7 +465,7 @@ def write_raw(out_dir: str | os.PathLike, blocks: Iterable[RawBlock]) -> list[Pa
 
 def jsonl_records(blocks: Iterable[RawBlock], first_test_id: int = 0) -> Iterable[dict]:
     """The hub release's fields, one record per sentence; ``test_id`` numbers blocks."""
-    from negbench.truth_scorer import PATTERNS
+    from negbench.tasks.notadataset.truth_scorer import PATTERNS
     for n, b in enumerate(blocks, first_test_id):
         for s in b.sentences:
             yield {"pattern_id": s.pattern_id, "pattern": PATTERNS[s.pattern_id], "test_id": n,
@@ -730,8 +730,8 @@ GLOSS_PATTERNS = (1, 2)
 
 def _triples_by_block(release: "Release") -> dict[str, "Triple"]:
     """The release's own triples by block key, glosses as the release has them."""
-    from negbench.build.notadataset_triples import triples_from_release
-    from negbench.build.wordnet import open_wordnet
+    from negbench.tasks.notadataset.build.triples import triples_from_release
+    from negbench.tasks.notadataset.build.wordnet import open_wordnet
     wn = None
     if any(b.pattern_id in GLOSS_PATTERNS for b in release.blocks.values()):
         try:

@@ -3,7 +3,7 @@
 A :class:`Triple` is one WordNet (or Morphosemantic) relation between two word senses plus its
 distractors: the release's ``Source`` header and ``Distractor…`` headers as typed terms.  The
 paper's side resources are not installable here, so each has a documented substitute
-(docs/build_notadataset.md): Core WordNet → the most frequent senses by SemCor tag count (or the
+(src/negbench/tasks/notadataset/build/README.md): Core WordNet → the most frequent senses by SemCor tag count (or the
 real list with ``core=FILE``); BLCs → an Izquierdo-style local maximum of relation counts on
 the hypernym chain; Top Ontology → hypernym closure reaching person/animal; Morphosemantic Links
 → derivational ``+`` pointers typed by the noun's lexicographer file (or the real links with
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from negbench.build.wordnet import (ANTONYM, HYPERNYM, INSTANCE_HYPERNYM, LEXNAMES, MEMBER_MERONYM,
+from negbench.tasks.notadataset.build.wordnet import (ANTONYM, HYPERNYM, INSTANCE_HYPERNYM, LEXNAMES, MEMBER_MERONYM,
                                     PART_MERONYM, SUBSTANCE_MERONYM, DERIVATION, SS_TYPE_POS,
                                     WordNet)
 from negbench.errors import DataError, NegbenchError, OptionError
@@ -150,7 +150,7 @@ def _definition(wn: WordNet | None, offset: str) -> str | None:
 
 
 def _auto_wordnet() -> WordNet | None:
-    from negbench.build.wordnet import open_wordnet
+    from negbench.tasks.notadataset.build.wordnet import open_wordnet
     try:
         return open_wordnet()
     except NegbenchError:
@@ -583,7 +583,7 @@ def is_real_relation(wn: WordNet, relation: str, a: str, wa: str, b: str, wb: st
     """Does this WordNet hold the relation between the two synsets (and words, for antonymy)?"""
     if not (wn.has(a) and wn.has(b)):
         return False
-    sa, sb = wn.synset(a), wn.synset(b)
+    sa = wn.synset(a)
     if relation == "variant":
         return any(w.lower() == wa.lower() for w in sa.words)
     if relation == "synset":

@@ -1,0 +1,307 @@
+"""The Python API of an evaluation: a :class:`Session` owns one model (backend), the response
+cache, the engine and, per evaluation, a run folder — so several evaluations share one loaded
+model; :func:`evaluate` is one session for one evaluation; :func:`open_model` a session whose
+engine callers use directly (the lm-eval adapter, the builders' LLM stages, the judge).
+
+``negbench run`` is this module with a command line in front: the same checks in the same
+order (every option, the model's files, the tasks and their data, the output folder — all before
+the model loads or anything is written), the same run folders, the same cache keys.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from negbench.backends.spec import ModelSpec
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+#: How a cache is chosen: ``True`` (negbench's: $NEGBENCH_CACHE/responses.sqlite), a file, or
+#: ``None`` / ``False`` (no cache).
+CacheSetting = "bool | str | Path | None"
+
+
+def _stderr(s: str) -> None:
+    print(s, file=sys.stderr)
+
+
+def check_adapter(adapter: str | None) -> None:
+    """A local adapter folder holds ``adapter_config.json``; otherwise a hub id ``org/name``."""
+    if not adapter:
+        return
+    from negbench.errors import ModelError
+    path = Path(adapter).expanduser()
+    if path.exists() or adapter.startswith((".", "/", "~")):
+        if not (path / "adapter_config.json").is_file():
+            raise ModelError(f"no adapter_config.json in {path}", where="--adapter",
+                             fix="give the folder a PEFT LoRA training run saved "
+                                 "(save_pretrained), or a hub id")
+    elif adapter.count("/") != 1:
+        raise ModelError(f"adapter not found: {adapter}", where="--adapter",
+                         fix="give a local adapter folder or a hub id org/name")
+
+
+def check_chat_options(chat: bool, system_prompt: str | None, chat_layout: str) -> None:
+    if not chat and (system_prompt is not None or chat_layout != "lm-eval"):
+        from negbench.errors import OptionError
+        raise OptionError("--system-prompt and --chat-layout shape the chat prompt, but --chat "
+                          "is not given", where="--system-prompt / --chat-layout",
+                          fix="add --chat, or drop those options")
+
+
+def cluster_options(ray: Any, spec: ModelSpec, workers: int | None = None,
+                    cpus: float | None = None, gpus: float | None = None):
+    """The checked Ray options (None without ``ray``), before anything is loaded: ray must be
+    installed and the model a local decoder-only one.  ``ray``: ``auto``, ``HOST:PORT``,
+    ``local[:N]`` or a :class:`negbench.evaluation.cluster.ClusterOptions`."""
+    from negbench.evaluation.cluster import ClusterOptions, parse_options, require_ray
+    from negbench.errors import OptionError
+    opts = ray if isinstance(ray, ClusterOptions) else parse_options(ray, workers, cpus, gpus)
+    if opts is None:
+        return None
+    require_ray()
+    if spec.is_api:
+        raise OptionError("--ray spreads local models over workers; a served model is already "
+                          "remote", where="--ray", fix="drop --ray (use --concurrency instead)")
+    from negbench.backends.registry import is_encoder_decoder
+    if is_encoder_decoder(spec):
+        raise OptionError("--ray spreads decoder-only models; encoder-decoder models (T5) are "
+                          "scored request by request in one process", where="--ray",
+                          fix="drop --ray for this model")
+    return opts
+
+
+class Session:
+    """One model, its response cache and engine, shared by every :meth:`evaluate` call.
+
+    Everything is checked when the session is made (options, the model's files, the adapter,
+    Ray); the model itself loads on first use.  Use it as a context manager, or call
+    :meth:`close` (an API server or a vLLM process it started is stopped, the Ray pool left)."""
+
+    def __init__(self, model: "str | ModelSpec" = DEFAULT_MODEL, *, dtype: str = "auto",
+                 device: str = "auto", quantize: str | None = None, adapter: str | None = None,
+                 max_length: int | None = None, threads: int | None = None,
+                 add_bos: "str | bool" = "auto", tokenizer: str | None = None,
+                 api_key_env: str | None = None, concurrency: int = 4,
+                 rate_limit: float | None = None, max_retries: int = 6, timeout: float = 120.0,
+                 api_seed: int = 0, vllm_args: Sequence[str] = (), cache: Any = True,
+                 batch_size: int = 32, max_row_tokens: int | None = None,
+                 max_batch_tokens: int | None = None, share_prefix: bool = True,
+                 group_tokens: int | None = None, ray: Any = None,
+                 ray_workers: int | None = None, ray_cpus_per_worker: float | None = None,
+                 ray_gpus_per_worker: float | None = None, progress: bool = True,
+                 log: Callable[[str], None] = _stderr):
+        self.spec = ModelSpec.parse(model)
+        self.log = log
+        quantize = None if quantize in (None, "none") else quantize
+        if isinstance(add_bos, str):                  # the command line's auto / yes / no
+            add_bos = {"yes": True, "no": False}.get(add_bos, add_bos)
+        self.backend_options: dict[str, Any] = {
+            "dtype": dtype, "device": device, "adapter": adapter, "max_length": max_length,
+            "threads": threads, "add_bos": add_bos}
+        if quantize:                                  # checked before anything loads or is written
+            from negbench.backends.hf import check_quantize
+            from negbench.backends.registry import check_quantize_spec
+            check_quantize_spec(self.spec, quantize)
+            self.backend_options["quantize"] = check_quantize(quantize, device)
+        self.engine_options: dict[str, Any] = {
+            "batch_size": batch_size, "max_row_tokens": max_row_tokens,
+            "max_batch_tokens": max_batch_tokens, "share_prefix": share_prefix}
+        if group_tokens is not None:
+            self.engine_options["group_tokens"] = group_tokens
+        self.ray = cluster_options(ray, self.spec, ray_workers, ray_cpus_per_worker,
+                                   ray_gpus_per_worker)
+        self.api_options = {"tokenizer": tokenizer, "api_key_env": api_key_env,
+                            "concurrency": concurrency, "rate_limit": rate_limit,
+                            "max_retries": max_retries, "timeout": timeout, "seed": api_seed,
+                            "vllm_args": tuple(vllm_args)}
+        self.cache_setting = cache
+        self.progress = progress
+        if not self.spec.is_api:
+            self.spec.source()                        # the model exists (no weights read yet)
+        check_adapter(adapter)
+        self._backend: Any = None
+        self._engine: Any = None
+        self._cache: Any = None
+        self._pool: Any = None
+        self._cache_opened = False
+
+    # -- the model, the cache, the engine (opened on first use) ---------------------------------
+    @property
+    def cache(self):
+        """The response cache (None without one), opened on first use."""
+        if not self._cache_opened:
+            from negbench.core.cache import ResponseCache
+            c = self.cache_setting
+            if c is None or c is False:
+                self._cache = None
+            else:
+                from negbench.backends.sources import cache_root
+                path = cache_root() / "responses.sqlite" if c is True or c == "default" else c
+                self._cache = ResponseCache(path)
+            self._cache_opened = True
+        return self._cache
+
+    @property
+    def backend(self):
+        """The model, loaded on first use (with the Ray pool first, when there is one)."""
+        if self._backend is None:
+            self._open()
+        return self._backend
+
+    @property
+    def engine(self):
+        if self._engine is None:
+            from negbench.core.engine import Engine, EngineConfig
+            backend = self.backend
+            self._engine = Engine(backend, self.cache,
+                                  EngineConfig(progress=self.progress, **self.engine_options),
+                                  pool=self._pool)
+        return self._engine
+
+    @property
+    def loaded(self) -> bool:
+        return self._backend is not None
+
+    def _open(self) -> None:
+        self.cache                                    # noqa: B018  (opened before the model)
+        if self.ray is not None:                      # join the cluster before any model loads
+            from negbench.evaluation.cluster import RayPool, worker_spec
+            pool = RayPool(self.ray)
+            try:
+                pool.connect()
+                self.log(f"ray: {pool.n_workers} worker(s) on {self.ray.address}, loading "
+                         f"{self.spec}")
+                wkw = dict(self.backend_options, threads=self.backend_options["threads"]
+                           or max(1, int(self.ray.cpus_per_worker)))
+                pool.start(worker_spec(self.spec.raw, wkw))
+            except BaseException:
+                pool.close()
+                raise
+            self._pool = pool
+        self.log(f"loading {self.spec} …")
+        try:
+            self._backend = self._make_backend()
+        except BaseException:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+            raise
+
+    def _make_backend(self):
+        from negbench.backends.registry import open_backend
+        transport = None
+        if self.spec.is_api:
+            from negbench.backends.api_common import TransportConfig
+            a = self.api_options
+            transport = TransportConfig(concurrency=a["concurrency"], rate_limit=a["rate_limit"],
+                                        max_retries=a["max_retries"], timeout=a["timeout"],
+                                        seed=a["seed"])
+        return open_backend(self.spec, **self.backend_options,
+                            tokenizer=self.api_options["tokenizer"],
+                            api_key_env=self.api_options["api_key_env"], transport=transport,
+                            vllm_args=self.api_options["vllm_args"] or ())
+
+    def run(self, requests: list, desc: str = "requests") -> list:
+        """Answers to engine requests (:mod:`negbench.core.requests`), deduplicated and cached."""
+        return self.engine.run(requests, desc=desc)
+
+    # -- evaluations -------------------------------------------------------------------------------
+    def evaluate(self, tasks: "str | Sequence[str]" = ("negation-mini",), *,
+                 modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
+                 seeds: Sequence[int] | None = None, limit: int | None = None,
+                 protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
+                 chat_layout: str = "lm-eval", output: "str | Path | None" = None,
+                 overwrite: bool = False, shard_size: int = 20_000):
+        """Evaluate the session's model on ``tasks`` (names, ``.jsonl`` or ``.yaml`` task
+        files) and return :class:`~negbench.evaluation.results.Results`.  With ``output`` the run
+        folder is written as ``negbench run --output`` writes it (a killed run resumes; a
+        finished one of another configuration is refused unless ``overwrite``); without it the
+        per-sample records stay in memory."""
+        from negbench.evaluation.results import Results
+        from negbench.evaluation.runner import RunConfig, evaluate, prepare, run_identity
+        from negbench.evaluation.store import RunTarget
+        check_chat_options(chat, system_prompt, chat_layout)
+        cfg = RunConfig(model=self.spec.raw, tasks=_names(tasks), modes=_opt(modes),
+                        shots=_opt(shots), seeds=_opt(seeds), limit=limit, protocol=protocol,
+                        chat=chat, system_prompt=system_prompt, chat_layout=chat_layout,
+                        backend=dict(self.backend_options), engine=dict(self.engine_options),
+                        shard_size=shard_size)
+        plan = prepare(cfg)                           # tasks, modes, data files, few-shot pools
+        target = RunTarget(output, run_identity(cfg), overwrite=overwrite) if output else None
+        self.cache                                    # noqa: B018  (opened before the model)
+        backend = self.backend
+        if self.spec.is_api:                          # e.g. no prompt log-probabilities: say so now
+            backend.check_kinds({u.unit.task.mode(u.unit.mode).formulation.kind
+                                 for u in plan.units})
+        engine = self.engine
+        samples: dict[str, list[dict]] | None = None
+        if target is not None:
+            if target.resumes:
+                self.log(f"resuming the unfinished run in {target.staging}")
+            store = target.open()
+            try:
+                data = evaluate(cfg, backend, engine, store, log=self.log, plan=plan)
+            except BaseException:
+                target.abandon()
+                raise
+            target.commit()
+        else:
+            samples = {}
+            data = evaluate(cfg, backend, engine, None, log=self.log, plan=plan, keep=samples)
+        return Results(data, target.final if target is not None else None, samples)
+
+    def close(self) -> None:
+        try:
+            if self._backend is not None and hasattr(self._backend, "close"):
+                self._backend.close()
+        finally:
+            if self._pool is not None:
+                self._pool.close()
+                self._pool = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _names(tasks: "str | Sequence[str]") -> list[str]:
+    if isinstance(tasks, str):
+        from negbench.options import names
+        return names(tasks)
+    return [str(t) for t in tasks]
+
+
+def _opt(values: Sequence | None) -> list | None:
+    return None if values is None else list(values)
+
+
+def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
+             tasks: "str | Sequence[str]" = ("negation-mini",), *,
+             modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
+             seeds: Sequence[int] | None = None, limit: int | None = None,
+             protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
+             chat_layout: str = "lm-eval", output: "str | Path | None" = None,
+             overwrite: bool = False, shard_size: int = 20_000, **options: Any):
+    """Evaluate ``model`` on ``tasks`` in a session of its own, and return
+    :class:`~negbench.evaluation.results.Results` (see :meth:`Session.evaluate`).
+
+    ``options`` make the session, as ``negbench run``'s options of the same names: model loading
+    (``dtype``, ``device``, ``adapter``, ``quantize``, ``max_length``, ``threads``, ``add_bos``),
+    API models (``tokenizer``, ``api_key_env``, ``concurrency``, ``rate_limit``, ``max_retries``,
+    ``timeout``, ``api_seed``, ``vllm_args``), the engine (``cache``, ``batch_size``,
+    ``max_row_tokens``, ``max_batch_tokens``, ``share_prefix``, ``group_tokens``, ``progress``)
+    and ``ray`` (``ray_workers`` …)."""
+    with Session(model, **options) as session:
+        return session.evaluate(tasks, modes=modes, shots=shots, seeds=seeds, limit=limit,
+                                protocol=protocol, chat=chat, system_prompt=system_prompt,
+                                chat_layout=chat_layout, output=output, overwrite=overwrite,
+                                shard_size=shard_size)
+
+
+def open_model(model: "str | ModelSpec" = DEFAULT_MODEL, **options: Any) -> Session:
+    """A :class:`Session` for ``model`` (checked now, loaded on first use): ``session.engine``
+    answers :mod:`negbench.core.requests`, ``session.evaluate`` runs tasks."""
+    return Session(model, **options)

@@ -1,0 +1,1 @@
+"""negbench inside other tools (lm-evaluation-harness's model ``negbench``)."""

@@ -1,0 +1,31 @@
+"""This is not a Dataset (García-Ferrero et al., EMNLP 2023).  Files: ``tasks.py`` (the release,
+splits, samples, prompts, modes), ``truth_scorer.py`` (the official scorer: coherence, Tables
+4-7), ``paper_tables.py`` (report tables), ``recipes.py`` (LoRA, §6), ``export.py`` (Alpaca
+records), ``human_eval.py`` (§3.2 judge sheet, Table 3), ``build/`` (``negbench build
+notadataset``: WordNet triples, templates), ``README.md``."""
+from __future__ import annotations
+
+ORDER = 40
+BENCHMARK = "notadataset"
+
+
+def register(r) -> None:
+    from negbench.tasks.notadataset.tasks import NAME, TASK, make_task
+    from negbench.tasks.registry import Builder
+    r.tasks([TASK])
+    r.add("task_factory", NAME, make_task)
+    r.add("exporter_factory", NAME, "negbench.tasks.notadataset.export:exporter")
+    r.add("paper_tables", BENCHMARK, "negbench.tasks.notadataset.paper_tables:paper_tables")
+    r.later(("recipe", "recipe_alias"), "negbench.tasks.notadataset.recipes:register")
+    r.add("sheet", "notadataset", "negbench.tasks.notadataset.human_eval:SHEET")
+    r.add("builder", "notadataset", Builder(_add_build_parser, _run_build))
+
+
+def _add_build_parser(sub) -> None:
+    from negbench.tasks.notadataset.build.cli import add_parser
+    add_parser(sub)
+
+
+def _run_build(args) -> int:
+    from negbench.tasks.notadataset.build.cli import run
+    return run(args)
