@@ -110,8 +110,8 @@ def naive_scores(backend, requests):
     float64 (torch's float32 CPU log-softmax over a large vocabulary is off by up to ~1e-4 per
     token, more than the engine's own error)."""
     import torch
-    from negbench.engine import Engine
-    from negbench.requests import NextTokenRequest
+    from negbench.core.engine import Engine
+    from negbench.core.requests import NextTokenRequest
     out = []
     for r in requests:
         s = Engine(backend)._prepare([("k", r)])[0]

@@ -6,7 +6,6 @@ Every sentence here is written for this test (none comes from a dataset).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +15,7 @@ from negbench.analyze.ko_negation import (CLAUSES, SYNTACTIC_TYPES, NegationHit,
                                           table2_clause)
 from negbench.cli import main
 from negbench.errors import DataError, NegbenchError
+from locations import SHARED
 
 
 @pytest.fixture(scope="module")
@@ -268,7 +268,7 @@ def test_cli_unknown_language(capsys):
 
 
 # -- the real release (slow: ~15k questions / ~5k sentences through Kiwi) --------------------------
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "konubench" / "dataset"
+REAL = SHARED / "data" / "konubench" / "dataset"
 needs_real = pytest.mark.skipif(not (REAL / "kmmlu_neg" / "test" / "kmmlu_neg.json").is_file(),
                                 reason="../shared/data/konubench not present")
 

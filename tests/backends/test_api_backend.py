@@ -20,7 +20,7 @@ from negbench.backends.api_common import (ApiError, Malformed, Retryable, Transp
 from negbench.backends.base import RequestJob
 from negbench.backends.openai_api import (decode_body, parse_chat_text, parse_completion_text,
                                           parse_loglikelihood, parse_next_token, parse_spec)
-from negbench.requests import (GenerationRequest, LoglikelihoodRequest, NextTokenRequest)
+from negbench.core.requests import (GenerationRequest, LoglikelihoodRequest, NextTokenRequest)
 
 
 # -- retry schedule ---------------------------------------------------------------------------------
@@ -497,7 +497,7 @@ def test_anthropic_error_mapping_and_scoring_refused(monkeypatch):
 def test_jsts_neg_judge_through_the_server_equals_in_process(tmp_path, vllm_url, smol_folder):
     """The JSTS-Neg well-formedness judge (§3.2: GPT-4.1 in the paper) runs through any backend:
     through the server it gives the transformers backend's answers and verdicts."""
-    from negbench.build.judge import JudgeItem, load_judge
+    from negbench.tasks.jsts_neg.judge import JudgeItem, load_judge
     items = [JudgeItem("山が高い。", "山が高くない。"), JudgeItem("犬が走る。", "犬が走らない。"),
              JudgeItem("空は青い。", "空は青くない。")]
     local = load_judge(smol_folder, dtype="float32", device="cpu", cache_path=str(tmp_path / "a.sqlite"),

@@ -7,10 +7,11 @@ import random
 import pytest
 
 from negbench.backends.hf import HFBackend
+from negbench.backends.registry import kind_of, open_backend
 from negbench.backends.seq2seq import Seq2SeqBackend
-from negbench.cache import ResponseCache
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResponse,
+from negbench.core.cache import ResponseCache
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResponse,
                                NextTokenRequest, NextTokenResponse)
 
 WORDS = "the cat dog not never is was a house river moon True False sentence negation".split()
@@ -18,7 +19,7 @@ WORDS = "the cat dog not never is was a house river moon True False sentence neg
 
 @pytest.fixture(scope="module")
 def t5(tiny_t5):
-    return HFBackend(tiny_t5, dtype="float32", device="cpu")
+    return open_backend(tiny_t5, dtype="float32", device="cpu")
 
 
 def workload(seed: int = 0, n_ctx: int = 8):
@@ -96,7 +97,9 @@ def test_resolution_picks_seq2seq_and_fingerprint_differs(t5, tiny_t5, tiny_llam
     assert type(t5.model).__name__ == "T5ForConditionalGeneration"
     assert t5.decoder_start_token_id == t5.tokenizer.pad_token_id == 0
     assert t5.tokenizer("a cat").input_ids[-1] == t5.tokenizer.eos_token_id    # T5 appends </s>
-    causal = HFBackend(tiny_llama, dtype="float32", device="cpu")
+    assert kind_of(tiny_t5).name == "transformers-seq2seq"
+    assert kind_of(tiny_llama).name == "transformers-causal"
+    causal = open_backend(tiny_llama, dtype="float32", device="cpu")
     assert type(causal) is HFBackend
     assert t5.fingerprint_info["backend"] == "hf-seq2seq" and t5.fingerprint != causal.fingerprint
     other = Seq2SeqBackend(tiny_t5, dtype="float32", device="cpu", add_bos=False)
@@ -232,7 +235,7 @@ def test_answer_provenance_reaches_samples_fresh_and_cached(tiny_t5, tmp_path):
     """A request-level backend's per-answer provenance (served model id, system fingerprint) is
     written into each sample record, both when answers arrive and when a rerun reads them from
     the cache (the answer_meta table)."""
-    from negbench.runner import RunConfig, evaluate
+    from negbench.evaluation.runner import RunConfig, evaluate
 
     class Served(Seq2SeqBackend):                  # a real T5 that also says who answered
         def answer(self, jobs, done):
@@ -241,7 +244,7 @@ def test_answer_provenance_reaches_samples_fresh_and_cached(tiny_t5, tmp_path):
                       for k, r, resp, _ in items])
             return super().answer(jobs, tagged)
 
-    from negbench.store import RunStore
+    from negbench.evaluation.store import RunStore
     be = Served(tiny_t5, dtype="float32", device="cpu", add_bos=False)
     cfg = RunConfig(model=tiny_t5, tasks=["truefalse-mini"], modes=["next_token", "cloze"], limit=4)
     stats = []

@@ -6,8 +6,8 @@ import random
 import pytest
 
 from conftest import naive_scores
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import LoglikelihoodRequest, LoglikelihoodResponse
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import LoglikelihoodRequest, LoglikelihoodResponse
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from negbench.build import mcq as M
-from negbench.build.mcq_prompts import PROMPTS
+from negbench.builders import mcq as M
+from negbench.builders.mcq_prompts import PROMPTS
 from negbench.errors import DataError, OptionError
 
 EN_TEXT = (
@@ -145,7 +145,7 @@ def test_stages_resume_and_cache(tmp_path, tiny_llama):
 
 
 def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
-    from negbench.tasks import nubench
+    import negbench.tasks.nubench.tasks as nubench
     cfg = _cfg(tmp_path, tiny_llama)
     M.build(cfg, progress=False)
     sheets = tmp_path / "B" / "sheets"
@@ -177,7 +177,7 @@ def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
 
 
 def test_korean_merge_loads_through_konubench(tmp_path, tiny_llama):
-    from negbench.tasks import konubench
+    import negbench.tasks.konubench.tasks as konubench
     cfg = _cfg(tmp_path, tiny_llama, text=KO_TEXT, lang="ko", min_words=None)
     r = M.build(cfg, progress=False)
     assert r["items"] == 2 and "merge" in r["stages"] and r["model_requests"] == 2 + 2 + 2
@@ -319,7 +319,7 @@ def test_cli_error_exit(tmp_path, tiny_llama, capsys):
 def test_end_to_end_smollm2(tmp_path, monkeypatch):
     """Three sentences through the real embedded SmolLM2 (chat template, transformers backend):
     stages, cache, sheets, one review round, a release the nubench loader reads."""
-    from negbench.tasks import nubench
+    import negbench.tasks.nubench.tasks as nubench
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)      # the converted model is shared
     text = ("The old lighthouse on the northern cape was painted red and white by the harbour "
             "workers last summer. The ferry that crosses the bay leaves the pier every morning at "

@@ -1,4 +1,4 @@
-"""Human-evaluation sheets (negbench.human_eval): drawing, the Table 3 arithmetic against hand
+"""Human-evaluation sheets (negbench.builders.human_eval): drawing, the Table 3 arithmetic against hand
 computations, agreement (Cohen's / Fleiss' kappa), and the errors for malformed filled sheets.
 
 Every filled sheet here is made by the test itself; no real annotations are used."""
@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from negbench import human_eval as he
+from negbench.builders import human_eval as he
+import negbench.tasks.notadataset.human_eval as nhe
+from negbench.builders.agreement import cohen_kappa
 from negbench.cli import main
 from negbench.errors import DataError, OptionError, TaskError
-from negbench.tasks import notadataset as nad
-from negbench.tasks import nubench as nb
+import negbench.tasks.notadataset.tasks as nad
+import negbench.tasks.nubench.tasks as nb
+from locations import TEST_DATA
 
-DATA = Path(__file__).parent / "data"
+DATA = TEST_DATA
 RAW = DATA / "notadataset" / "raw"          # our own 30-sentence raw release (5 blocks)
 NUBENCH = DATA / "nubench"
 
@@ -106,7 +109,7 @@ def four_item_key(tmp_path) -> tuple[Path, list[dict]]:
                  ("Wheels are not part of carts.", "verbal", 0, "False"),
                  ("Wheels are never part of soups.", "non_verbal", 1, "True"),
                  ("Wheels are commonly part of soups.", "affirmation", 1, "False")])]
-    paths = he.write_judge_sheet(items, tmp_path / "sheet", "test")
+    paths = nhe.write_judge_sheet(items, tmp_path / "sheet", "test")
     return paths["key"], read(paths["sheet"])
 
 
@@ -120,7 +123,7 @@ def test_table3_and_kappas_by_hand(tmp_path):
                                          "grammatical": ["yes"] * 4,
                                          "understandable": ["yes", "yes", "no", "no"],
                                          "plausible": ["No"] * 4})
-    res = he.score_judge_sheets(key, [a, b])
+    res = nhe.score_judge_sheets(key, [a, b])
     t = res["table3"]
     # T/F vs labels T F T F: A matches 1,2,4; B matches 1,3,4 -> 75 / 75; both 1,4; either all
     assert t["true_false"]["per_annotator"] == {"A": 75.0, "B": 75.0}
@@ -145,7 +148,7 @@ def test_table3_and_kappas_by_hand(tmp_path):
     d = res["true_false_by"]["distractor"]
     assert d["WordNet triple"] == {"items": 2, "A": 100.0, "B": 50.0}
     assert d["distractor"] == {"items": 2, "A": 50.0, "B": 100.0}
-    text = he.format_table3(res)
+    text = nhe.format_table3(res)
     assert "| T/F prediction | 75.00 | 75.00 | 50.00 | 100.00 |" in text
     assert "| Plausibility | 100.00 | – | – |" in text and "A ∩ B" in text
     assert text.index("Comprehensibility") < text.index("Grammaticality")   # Table 3's row order
@@ -156,13 +159,13 @@ def test_three_annotators_and_one(tmp_path):
     answers = {"true_false": ["true", "false", "true", "false"], "grammatical": ["yes"] * 4,
                "understandable": ["yes"] * 4, "plausible": ["yes", "no", "yes", "no"]}
     files = [fill(tmp_path / f"{n}.csv", sheet, answers) for n in ("x", "y", "z")]
-    res = he.score_judge_sheets(key, files)
+    res = nhe.score_judge_sheets(key, files)
     assert res["table3"]["true_false"]["fleiss"] == pytest.approx(1.0)
     assert len(res["table3"]["true_false"]["cohen"]) == 3
-    assert "| % | x | y | z | all | any |" in he.format_table3(res)
-    one = he.score_judge_sheets(key, files[:1])
+    assert "| % | x | y | z | all | any |" in nhe.format_table3(res)
+    one = nhe.score_judge_sheets(key, files[:1])
     assert "cohen" not in one["table3"]["plausible"] and one["table3"]["plausible"]["all"] == 50.0
-    assert "Cohen" not in he.format_table3(one)
+    assert "Cohen" not in nhe.format_table3(one)
 
 
 def test_cohen_kappa_matches_fleiss_definition_on_a_known_table():
@@ -170,9 +173,9 @@ def test_cohen_kappa_matches_fleiss_definition_on_a_known_table():
     # p_e = .5·.6 + .5·.4 = .5 -> κ = .4
     a = ["y"] * 25 + ["n"] * 25
     b = ["y"] * 20 + ["n"] * 5 + ["y"] * 10 + ["n"] * 15
-    assert he.cohen_kappa(a, b) == pytest.approx(0.4)
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
     with pytest.raises(ValueError):
-        he.cohen_kappa(a, b[:3])
+        cohen_kappa(a, b[:3])
 
 
 # -- malformed filled sheets ----------------------------------------------------------------------
@@ -193,7 +196,7 @@ def test_filled_sheet_errors_name_file_line_column(tmp_path, change, what, line,
     rows[1].update(change)
     fill(bad, rows, {})
     with pytest.raises(DataError) as e:
-        he.score_judge_sheets(key, [bad])
+        nhe.score_judge_sheets(key, [bad])
     msg = str(e.value)
     assert what in msg and "bad.csv" in msg and line in msg and f"'{column}'" in msg
 
@@ -205,11 +208,11 @@ def test_missing_items_and_columns(tmp_path):
                                                      "understandable": ["yes"] * 2,
                                                      "plausible": ["no"] * 2})
     with pytest.raises(DataError, match="items missing: 3, 4"):
-        he.score_judge_sheets(key, [short])
+        nhe.score_judge_sheets(key, [short])
     nocol = tmp_path / "nocol.csv"
     nocol.write_text("item,sentence,true_false\n1,x,true\n")
     with pytest.raises(DataError, match="no 'grammatical' column"):
-        he.score_judge_sheets(key, [nocol])
+        nhe.score_judge_sheets(key, [nocol])
     junk = tmp_path / "junk.csv"
     junk.write_text("item,b\n1,2\n")
     with pytest.raises(DataError, match="neither a judge key"):

@@ -127,7 +127,7 @@ def test_rescore_recomputes_from_samples(tmp_path, tiny_llama, capsys):
 
 def test_protocol_expands_the_papers_shots_and_seeds():
     from dataclasses import replace
-    from negbench.runner import RunConfig, plan_units
+    from negbench.evaluation.runner import RunConfig, plan_units
     from negbench.tasks import get_task, register
     register(replace(get_task("negation-mini"), name="nm-protocol", protocol_shots=(0, 1, 5),
                      protocol_seeds=(42, 7)))

@@ -20,7 +20,6 @@ from typing import Callable
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from negbench.cli import main  # noqa: E402
 
@@ -81,7 +80,7 @@ def _bad_config(c: Ctx) -> str:
 
 
 def _truncated_gguf(c: Ctx) -> str:
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     try:
         src = resolve("smollm2-135m-instruct")
     except Exception:
@@ -305,7 +304,7 @@ def test_failed_new_run_leaves_no_folder(tiny_llama, tmp_path, capsys):
 def test_interrupted_rerun_keeps_the_finished_run(finished_run, tiny_llama, tmp_path, capsys,
                                                   monkeypatch):
     """Ctrl-C while redoing a finished run: exit 130, the finished folder is untouched."""
-    from negbench import engine as E
+    from negbench.core import engine as E
     before = digest(finished_run)
 
     def interrupted(self, *a, **k):
@@ -336,8 +335,8 @@ def test_same_run_again_is_redone_and_overwrite_replaces(tiny_llama, tmp_path, c
 def test_empty_generations_are_flagged(tiny_llama, tmp_path, capsys):
     """A user task in generate mode whose outputs are mostly empty says so (stderr and
     results.json) instead of silently scoring 0."""
-    from negbench import engine as E
-    from negbench.requests import GenerationResponse
+    from negbench.core import engine as E
+    from negbench.core.requests import GenerationResponse
     task = tmp_path / "items.jsonl"
     task.write_text("".join(json.dumps(GOOD | {"id": i}) + "\n" for i in range(4)))
     orig = E.Engine._generate

@@ -7,9 +7,9 @@ import pytest
 
 from conftest import naive_scores
 from negbench.backends.hf import HFBackend
-from negbench.cache import ResponseCache
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResponse,
+from negbench.core.cache import ResponseCache
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import (GenerationRequest, LoglikelihoodRequest, LoglikelihoodResponse,
                                NextTokenRequest)
 
 WORDS = "the cat dog not never is was a house river moon True False sentence negation".split()
@@ -142,7 +142,7 @@ def test_generation_with_shared_prefix_matches_hf_generate(model, request):
 
 
 def test_prefix_clusters_keep_a_token_after_the_prefix():
-    from negbench.engine import _prefix_clusters
+    from negbench.core.engine import _prefix_clusters
     enc = [[1, 2, 3, 4, 5], [1, 2, 3, 4, 6], [1, 2, 3, 4], [9, 9], [1, 2, 3, 4, 5, 7]]
     clusters = _prefix_clusters(enc, 3)
     shared = {tuple(sorted(ix)): n for ix, n in clusters}
@@ -154,7 +154,7 @@ def test_prefix_clusters_keep_a_token_after_the_prefix():
 def test_prefix_clusters_one_per_fewshot_block_and_rest_share_the_description():
     """Zero-shot prompts (description + question) and few-shot prompts (description + block +
     question) in one run: each block becomes its own cluster; the rest share the description."""
-    from negbench.engine import _prefix_clusters
+    from negbench.core.engine import _prefix_clusters
     rnd = random.Random(0)
     desc = list(range(100))
     enc = [desc + [rnd.randrange(5000, 6000) for _ in range(30)] for _ in range(40)]
@@ -170,7 +170,7 @@ def test_progress_counts_only_requests_still_to_compute(tiny_llama, tmp_path):
     its rate and ETA describe the work still to do."""
     import io
 
-    from negbench.engine import progress_bar
+    from negbench.core.engine import progress_bar
     be = HFBackend(tiny_llama)
     reqs = workload(3)
     cache = ResponseCache(tmp_path / "c.sqlite")
@@ -227,8 +227,8 @@ def test_row_length_follows_what_is_shared():
     branches after a long shared instruction pack into short rows (attention grows with row
     length × prefix), long unshared passages keep long rows, and a trie that fits one row is
     planned once.  Each plan still forwards every needed token exactly once."""
-    from negbench.engine import ROW_LENGTHS
-    from negbench.trie import ChainStep, RowsStep, TokenTrie
+    from negbench.core.engine import ROW_LENGTHS
+    from negbench.core.trie import ChainStep, RowsStep, TokenTrie
 
     class Sized:                          # the engine asks its backend only for sizes
         batch_tokens = 2048

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from negbench.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
+from negbench.core.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
 
 
 def random_trie(seed: int, n: int = 60):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from negbench.cli import main
-from negbench.engine import _lcp, _Scored, cut_groups
+from negbench.core.engine import _lcp, _Scored, cut_groups
+from locations import TEST_DATA
 
 GROUP_TOKENS = "400"               # negation-mini (≈6,400 tokens) → a few dozen groups
 
@@ -152,7 +153,7 @@ def test_killed_worker_is_retried_and_nothing_changes(cluster, reference, tiny_l
 def test_experiment_cells_on_the_cluster_match_one_process(cluster, tiny_llama, tmp_path,
                                                           monkeypatch, capsys):
     pytest.importorskip("peft")
-    data = Path(__file__).parent / "data" / "notadataset" / "raw"
+    data = TEST_DATA / "notadataset" / "raw"
     monkeypatch.setenv("NEGBENCH_NOTADATASET", str(data))
     args = ["--patterns", "2,Part", "--max-steps", "2", "--sample", "5", "--eval-sample", "5",
             "--set", "per_device_train_batch_size=4", "--set", "logging_steps=1",

@@ -5,12 +5,12 @@ import json
 import math
 import random
 
-from negbench.cache import ResponseCache
-from negbench.fewshot import build_context, fewshot_draws
-from negbench.metrics import over_seeds, sd, stderr, summarize
-from negbench.modes import ChoiceLoglikelihood, Generation, first_letter
-from negbench.requests import GenerationResponse, LoglikelihoodResponse, NextTokenResponse
-from negbench.store import RunStore, atomic_write_text, package_versions
+from negbench.core.cache import ResponseCache
+from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.evaluation.metrics import over_seeds, sd, stderr, summarize
+from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, first_letter
+from negbench.core.requests import GenerationResponse, LoglikelihoodResponse, NextTokenResponse
+from negbench.evaluation.store import RunStore, atomic_write_text, package_versions
 from negbench.tasks.base import Doc, Rendered
 
 
@@ -83,7 +83,7 @@ def test_atomic_write_never_leaves_partial(tmp_path):
     atomic_write_text(p, "old")
     class Boom(Exception):
         pass
-    import negbench.store as st
+    import negbench.evaluation.store as st
     orig = st.os.replace
     try:
         st.os.replace = lambda *a: (_ for _ in ()).throw(Boom())
@@ -119,7 +119,7 @@ def test_provenance_and_store(tmp_path):
 def test_chat_layout_follows_lm_eval_apply_chat_template():
     """Description (+ system prompt) in the system message; shots + query in one user turn."""
     import json as _json
-    from negbench.runner import RunConfig, chat_context
+    from negbench.evaluation.runner import RunConfig, chat_context
     from negbench.tasks import get_task
     from negbench.tasks.base import Rendered
 
@@ -144,7 +144,7 @@ def test_jsonl_reader_skips_bom_and_names_the_bad_line(tmp_path):
     import pytest
 
     from negbench.errors import DataError
-    from negbench.records import iter_jsonl
+    from negbench.tasks.records import iter_jsonl
 
     p = tmp_path / "export.jsonl"
     p.write_bytes("\ufeff".encode() + b'{"id": 1}\n\n{"id": 2}\n')      # spreadsheet-style BOM

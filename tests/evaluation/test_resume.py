@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 
 def write_task(path: Path, n: int) -> None:

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from negbench.backends.hf import HFBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.runner import RunConfig, _shards, _unit_parts, evaluate, rescore
-from negbench.store import RunStore
+from negbench.core.engine import Engine, EngineConfig
+from negbench.evaluation.runner import RunConfig, _shards, _unit_parts, evaluate, rescore
+from negbench.evaluation.store import RunStore
+from locations import TEST_DATA
 
-DATA = Path(__file__).parent / "data" / "notadataset"
+DATA = TEST_DATA / "notadataset"
 PARTS = ["wheel", "leaf", "key", "door", "roof", "page", "wing", "root", "tooth", "knob"]
 WHOLES = ["bicycle", "tree", "keyboard", "house", "car", "book", "bird", "plant", "comb", "drawer"]
 
@@ -114,7 +115,7 @@ def test_streamed_run_equals_one_shard_run_and_rescores(tmp_path, tiny_llama, mo
 
 def _peak_traced(model: str, root: Path, n_blocks: int, monkeypatch) -> tuple[int, int]:
     """(sentences, peak Python memory traced during evaluate) for a fresh release of n_blocks."""
-    from negbench.tasks import notadataset as nad
+    import negbench.tasks.notadataset.tasks as nad
     src = root / f"release-{n_blocks}"
     n = write_release(src, n_blocks)
     monkeypatch.setenv("NEGBENCH_NOTADATASET", str(src))

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -83,7 +81,7 @@ def write_tasks(folder: Path) -> Path:
 
 def evaluate(model: str, model_args: str, tasks: list[str], include: Path) -> dict:
     import lm_eval
-    from negbench.lm_eval_model import task_manager   # also registers "negbench"
+    from negbench.integrations.lm_eval import task_manager   # also registers "negbench"
     return lm_eval.simple_evaluate(model=model, model_args=model_args, tasks=tasks,
                                    task_manager=task_manager(tasks, str(include)),
                                    log_samples=True, bootstrap_iters=0, device="cpu")
@@ -126,7 +124,7 @@ def _metrics(res, task) -> dict:
 def test_rolling_windows_are_lm_evals():
     import random
     from lm_eval.utils import get_rolling_token_windows, make_disjoint_window
-    from negbench.engine import rolling_windows
+    from negbench.core.engine import rolling_windows
     rng = random.Random(0)
     for _ in range(2000):
         toks = [rng.randrange(1, 99) for _ in range(rng.randrange(0, 60))]
@@ -208,9 +206,9 @@ def test_engine_rolling_requests(tiny_llama):
     request-level backend."""
     import torch
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, rolling_windows
+    from negbench.core.engine import Engine, rolling_windows
     from negbench.errors import ModelError
-    from negbench.requests import RollingLoglikelihoodRequest as R
+    from negbench.core.requests import RollingLoglikelihoodRequest as R
     be = HFBackend(tiny_llama, dtype="float32", device="cpu", max_length=16)
     text = " ".join(f"{s} {p[1]}." for s, p in zip(SUBJECTS, PREDICATES))
     eng = Engine(be)
@@ -237,7 +235,7 @@ def test_engine_rolling_requests(tiny_llama):
 
 def test_sampling_and_unknown_arguments_are_refused(tiny_llama, tmp_path):
     from negbench.errors import OptionError
-    from negbench.lm_eval_model import NegbenchLM
+    from negbench.integrations.lm_eval import NegbenchLM
     lm = NegbenchLM(tiny_llama, cache=str(tmp_path / "c.sqlite"), device="cpu")
     greedy = lm._generation("Q:", {"until": ["\n"], "do_sample": False, "temperature": 0,
                                    "max_gen_toks": 5, "top_p": 1.0})

@@ -131,8 +131,8 @@ def lm_eval_scores(folder: str, pairs, **hflm_kwargs) -> list[tuple[float, bool]
 
 def negbench_scores(folder: str, pairs) -> list[tuple[float, bool]]:
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.requests import LoglikelihoodRequest
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.core.requests import LoglikelihoodRequest
     be = HFBackend(folder, dtype="float32", device="cpu")
     out = Engine(be, config=EngineConfig(progress=False)).run(
         [LoglikelihoodRequest(c, k) for c, k in pairs])

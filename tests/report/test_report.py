@@ -32,12 +32,13 @@ import pytest
 from negbench.errors import DataError, NegbenchError, OutputError
 from negbench.report import compare as cmpmod
 from negbench.report.build import build, write
-from negbench.report.cli import main as report_main
+from negbench.cli.report import main as report_main
 from negbench.report.load import load_run, load_runs
 from negbench.report.schema import COMPARE, REPORT, RESULTS, validate
 from negbench.report.tables import ref_samples, resolve_ref
+from locations import TEST_DATA
 
-DATA = Path(__file__).parent / "data"
+DATA = TEST_DATA
 NUBENCH_FIX = DATA / "nubench"
 NAD_FIX = DATA / "notadataset" / "raw"
 JSTS_FIX = DATA / "jsts_neg"
@@ -47,7 +48,7 @@ def _nubench_short_generation():
     """The real ``nubench`` task on the fixtures, its option mode generating at most 12 tokens
     instead of 256 (a random model never stops early; prompts, filter and scoring unchanged)."""
     import dataclasses
-    from negbench.tasks import nubench as nb
+    import negbench.tasks.nubench.tasks as nb
     task = next(t for t in nb.make_tasks(NUBENCH_FIX) if t.name == "nubench")
     opt = task.modes["option"]
     modes = {**task.modes, "option": dataclasses.replace(
@@ -60,7 +61,7 @@ def _fixture_data():
     """The real tasks read our fixtures (and nubench generates 12 tokens at most)."""
     import negbench.tasks as registry
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(registry._REGISTRY, "nubench", _nubench_short_generation())
+        mp.setitem(registry.REGISTRY.table("task"), "nubench", _nubench_short_generation())
         mp.setenv("NEGBENCH_NUBENCH", str(NUBENCH_FIX))
         mp.setenv("NEGBENCH_NOTADATASET", str(NAD_FIX))
         mp.setenv("NEGBENCH_JSTS_NEG", str(JSTS_FIX))
@@ -103,9 +104,9 @@ def _lora_adapter(src: str, dst: Path) -> str:
 
 def _run(model: str, out: Path, tasks, modes, shots, seeds, limit, adapter=None) -> Path:
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import RunConfig, evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import RunConfig, evaluate
+    from negbench.evaluation.store import RunStore
     be = HFBackend(model, dtype="float32", device="cpu", adapter=adapter)
     eng = Engine(be, None, EngineConfig(progress=False))
     cfg = RunConfig(model=model, tasks=list(tasks), modes=list(modes), shots=list(shots),
@@ -390,7 +391,7 @@ def test_cells_recomputed_independently(report, runs):
     assert _cell(t, ["tiny-a", "next_token", "1-shot"], "acc_negated").value == pytest.approx(100 * statistics.mean(per_seed))
 
 
-# -- This is not a Dataset and JSTS-Neg cells by hand (docs/notadataset.md, docs/jsts_neg.md) ------
+# -- This is not a Dataset and JSTS-Neg cells by hand (src/negbench/tasks/notadataset/README.md, src/negbench/tasks/jsts_neg/README.md) ------
 def _nad_pred(r: dict) -> bool:
     """§4.2: True iff P(t)/(P(t)+P(f)) > 0.5, i.e. log P(t) > log P(f) (a tie is False);
     generation: True iff 'true' occurs in the lower-cased output."""
@@ -433,7 +434,7 @@ def _nad_coherence(recs: list[dict]) -> dict[str, float]:
 
 def test_notadataset_cells_by_hand(nad_report, runs):
     """Table 4 accuracy and coherence cells (and one of Table 5) of every next-token and
-    generation row, recomputed from the records with the definitions of docs/notadataset.md."""
+    generation row, recomputed from the records with the definitions of src/negbench/tasks/notadataset/README.md."""
     rep, _ = nad_report
     t4, t5 = _table(rep, "notadataset-table4"), _table(rep, "notadataset-table5")
     seen = set()

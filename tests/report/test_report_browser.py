@@ -195,7 +195,7 @@ def layout(tmp: Path, page: Path, width: int, height: int = 900) -> dict:
 @pytest.fixture(scope="module")
 def compare_page(tmp_path_factory, tiny_llama):
     """compare.html of two models (negbench compare --out)."""
-    from negbench.report.cli import main as report_main
+    from negbench.cli.report import main as report_main
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
     out = tmp_path_factory.mktemp("compare-page")
     assert report_main(["compare", str(runs["a"]), str(runs["b"]), "--out", str(out),
@@ -431,7 +431,7 @@ def test_read_only_runs_report_and_compare(read_only_runs, tmp_path, monkeypatch
     """report (every format, plots, --recompute), compare, and a one-run report without --out
     from a read-only folder: nothing is created, changed or even opened for writing in the run
     folders, and the output is complete."""
-    from negbench.report.cli import main as report_main
+    from negbench.cli.report import main as report_main
     a, b, root, before = read_only_runs
     rep, cmp = tmp_path / "rep", tmp_path / "cmp"
     assert report_main(["report", str(a), str(b), "--out", str(rep), "--bootstrap", "100",
@@ -491,7 +491,7 @@ def test_read_only_runs_as_unprivileged_user(read_only_runs, tmp_path):
 # -- damaged inputs ----------------------------------------------------------------------------------
 def _cli_error(capsys, *args: str) -> str:
     """Run the command; it must fail with one negbench error (exit 2, no traceback) and say so."""
-    from negbench.report.cli import main as report_main
+    from negbench.cli.report import main as report_main
     assert report_main(list(args)) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err and "\n  fix:" in err, err

@@ -14,8 +14,9 @@ from clear_error import assert_one_clear_error
 pytest.importorskip("peft")
 
 from negbench.cli import main  # noqa: E402
+from locations import TEST_DATA
 
-DATA = Path(__file__).parent / "data"
+DATA = TEST_DATA
 NOTADATASET_RAW = DATA / "notadataset" / "raw"      # patterns 2 and 6; 1 train block each
 
 #: Small batches, so that two steps see the records (the recipe's batch is 32).

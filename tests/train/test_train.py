@@ -16,8 +16,9 @@ from negbench.cli import main  # noqa: E402
 from negbench.errors import NegbenchError, OptionError  # noqa: E402
 from negbench.train import recipes as R  # noqa: E402
 from negbench.train.data import load_training_data, render, tokenize  # noqa: E402
+from locations import TEST_DATA
 
-DATA = Path(__file__).parent / "data"
+DATA = TEST_DATA
 NOTADATASET_RAW = DATA / "notadataset" / "raw"
 NUBENCH = DATA / "nubench"
 
@@ -148,7 +149,7 @@ def test_symbol_target_letter():
 
 def test_tokenisation_masks_the_prompt(tiny_llama, mem_file):
     from negbench.train.trainer import load_tokenizer
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     tok = load_tokenizer(resolve(tiny_llama))
     r = R.get_recipe("nubench-simple")
     td = load_training_data(mem_file)
@@ -186,7 +187,7 @@ def test_loss_decreases_and_provenance(tiny_llama, mem_file, tmp_path):
     assert len(losses) == 15 and losses[-1] < 0.5 * losses[0], losses
     assert info["recipe"]["name"] == "nubench-simple" and info["recipe"]["learning_rate"] == 1e-2
     assert info["recipe"]["lora_rank"] == 8 and info["steps"] == 15
-    from negbench.models import resolve, source_fingerprint
+    from negbench.backends.sources import resolve, source_fingerprint
     assert info["base_model"]["fingerprint"] == source_fingerprint(resolve(tiny_llama))
     assert info["data"]["n_records"] == 8 and len(info["data"]["fingerprint"]) == 64
     assert info["seeds"]["seed"] == 42 and info["packages"]["peft"] and "git" in info
@@ -412,7 +413,7 @@ def test_adapter_of_a_gguf_fits_its_converted_copy(trained, tiny_llama, tmp_path
     import shutil
     from negbench.backends.hf import check_adapter_base
     from negbench.errors import ModelError
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     monkeypatch.setenv("NEGBENCH_CACHE", str(tmp_path / "cache"))
     gguf_fp = "gguf:" + "ab12" * 16
     copy = tmp_path / "cache" / "models" / ("model.Q4-" + "ab12" * 5)

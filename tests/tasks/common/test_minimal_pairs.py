@@ -3,16 +3,16 @@ by hand in the comments), the Tables 3-5 Markdown, the stratified shot draw, cor
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
-from negbench import minimal_pairs as mp
+import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import TaskError
-from negbench.fewshot import fewshot_draws
+from negbench.evaluation.fewshot import fewshot_draws
 from negbench.tasks.base import Doc
+from locations import TEST_DATA
 
-FIXTURES = Path(__file__).parent / "data" / "jsts_neg"
+FIXTURES = TEST_DATA / "jsts_neg"
 
 
 def rec(doc_id, s1, s2, gold, correct, group="g1", key="acc", **neg):
@@ -146,7 +146,7 @@ def test_pairs_table_shape():
 
 # -- shot selection ---------------------------------------------------------------------------------
 def docs_from_fixture(split: str) -> list[Doc]:
-    from negbench.tasks import jsts_neg
+    import negbench.tasks.jsts_neg.tasks as jsts_neg
     return jsts_neg.load_split(split, FIXTURES)
 
 

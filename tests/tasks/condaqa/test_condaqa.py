@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.fewshot import build_context
-from negbench.requests import GenerationResponse, LoglikelihoodResponse
-from negbench.runner import RunConfig, Unit, build_requests
-from negbench.tasks import condaqa as cq
+from negbench.evaluation.fewshot import build_context
+from negbench.core.requests import GenerationResponse, LoglikelihoodResponse
+from negbench.evaluation.runner import RunConfig, Unit, build_requests
+import negbench.tasks.condaqa.tasks as cq
+from locations import SHARED
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "condaqa" / "data"
+REAL = SHARED / "data" / "condaqa" / "data"
 needs_real = pytest.mark.skipif(not (REAL / "condaqa_dev.json").is_file(),
                                 reason="../shared/data/condaqa not present")
 
@@ -494,7 +495,7 @@ def test_cot_prompt_and_scoring():
 
 # -- App. D analyses: question length and cue novelty ----------------------------------------------
 def test_question_length_tokens_and_buckets():
-    from negbench.tasks import condaqa_analysis as an
+    import negbench.tasks.condaqa.analysis as an
     # Treebank: Would | he | 've | said | `` | no | '' | ?  (the regex fallback splits alike)
     assert an.question_tokens("Would he've said \"no\"?") == 8
     assert an.question_tokens("Is it?") == 3
@@ -508,7 +509,7 @@ def test_question_length_tokens_and_buckets():
 
 
 def test_cue_novelty_by_hand():
-    from negbench.tasks import condaqa_analysis as an
+    import negbench.tasks.condaqa.analysis as an
     assert an.cue_flags(" Not ", frozenset({"not"}), None) == {"cue_seen_train": True, "cue_in_shots": None}
     assert an.cue_flags(None, frozenset({"not"}), frozenset()) == {"cue_seen_train": None, "cue_in_shots": None}
     outs = [({"PassageEditID": 0, "cue_seen_train": True, "cue_in_shots": False}, True),
@@ -550,7 +551,7 @@ def test_cue_flags_and_lengths_reach_the_records(fake_release):
 
 @needs_real
 def test_real_question_lengths_reproduce_table1(real):
-    from negbench.tasks import condaqa_analysis as an
+    import negbench.tasks.condaqa.analysis as an
     if an.tokenizer_name() != "nltk-treebank":
         pytest.skip("nltk not installed")
     for split, over20, avg in (("test", 3616, 24.35), ("dev", 650, 26.38)):
@@ -573,7 +574,7 @@ def _pool():
 
 def test_study_draws():
     import random
-    from negbench.tasks import condaqa_study as st
+    import negbench.tasks.condaqa.study as st
     pool = _pool()
     g4 = st.draw_shots("groups4", pool, 8, random.Random(1))
     keys = [(d["PassageID"], d["PassageEditID"]) for d in g4]
@@ -592,7 +593,7 @@ def test_study_draws():
 
 
 def test_study_context_budget():
-    from negbench.tasks import condaqa_study as st
+    import negbench.tasks.condaqa.study as st
     pool = _pool()
     item = pool[0]
     base = st.est_tokens(cq.description() + cq.render_query(item["passage"], item["question"])) + cq.MAX_TOKENS
@@ -608,7 +609,7 @@ def test_study_context_budget():
 
 def test_study_task_options(fake_release, monkeypatch):
     from negbench.tasks import get_task
-    from negbench.tasks import condaqa_study as st
+    import negbench.tasks.condaqa.study as st
     monkeypatch.setenv("NEGBENCH_CONDAQA", str(fake_release))
     t = get_task("condaqa-split2[sampling=groups4]")
     assert t.name == "condaqa-split2[pool=dev,sampling=groups4]" and t.fewshot_split == "dev"
@@ -634,7 +635,7 @@ def test_study_task_options(fake_release, monkeypatch):
 
 
 def test_table8_9_markdown_from_results():
-    from negbench.tasks import condaqa_study as st
+    import negbench.tasks.condaqa.study as st
     m = {"accuracy": 0.5, "consistency": 0.25, "consistency_paraphrase": 0.5, "consistency_scope": 0.25,
          "consistency_affirmative": 0.0, "accuracy_normalized": 0.75, "n": 10}
     res = {"units": {

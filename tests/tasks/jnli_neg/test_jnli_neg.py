@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from negbench import minimal_pairs as mp
+import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import DataError, TaskError
-from negbench.fewshot import build_context
-from negbench.requests import GenerationResponse
-from negbench.tasks import jnli_neg as jn
+from negbench.evaluation.fewshot import build_context
+from negbench.core.requests import GenerationResponse
+import negbench.tasks.jnli_neg.tasks as jn
+from locations import SHARED, TEST_DATA
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "jnli-neg"
+REAL = SHARED / "data" / "jnli-neg"
 REAL_FILE = REAL / "data" / "jnli-neg-v1.1" / "jnli-neg-valid-v1.1.jsonl"
 needs_real = pytest.mark.skipif(not REAL_FILE.is_file(), reason="../shared/data/jnli-neg not present")
-JSTS_FIXTURES = Path(__file__).parent / "data" / "jsts_neg"
+JSTS_FIXTURES = TEST_DATA / "jsts_neg"
 
 # llm-jp-eval jaster/jnli.py, output_info.instruction
 LLM_JP_EVAL_JNLI = ("前提と仮説の関係をentailment、contradiction、neutralの中から回答してください。それ以外には何も"
@@ -220,10 +221,10 @@ def test_metrics(fake):
 def test_runner_end_to_end_tiny_model(fake, tiny_gemma, monkeypatch, tmp_path):
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import RunConfig, evaluate
-    from negbench.store import RunStore
-    monkeypatch.setitem(registry._REGISTRY, "jnli-neg", jn.make_tasks(fake)[0])
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import RunConfig, evaluate
+    from negbench.evaluation.store import RunStore
+    monkeypatch.setitem(registry.REGISTRY.table("task"), "jnli-neg", jn.make_tasks(fake)[0])
     be = HFBackend(tiny_gemma, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
     cfg = RunConfig(model=tiny_gemma, tasks=["jnli-neg"], modes=["loglik", "generate"], shots=[0, 4],
@@ -256,8 +257,8 @@ def test_real_gemma3_270m_jnli_neg_small(monkeypatch):
     """gemma3-270m (multilingual default) on the first 40 valid instances, loglik, 0-shot."""
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)   # reuse the converted model (3 min to make)
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import RunConfig, Unit, build_requests, unit_metrics
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import RunConfig, Unit, build_requests, unit_metrics
     jn.clear_cache()
     task = jn.make_tasks(REAL)[0]
     be = HFBackend("gemma3-270m", dtype="float32", device="cpu")

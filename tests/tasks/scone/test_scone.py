@@ -12,12 +12,13 @@ import pytest
 
 from negbench.cli import main
 from negbench.errors import DataError, TaskError
-from negbench.fewshot import build_context
-from negbench.requests import GenerationResponse
+from negbench.evaluation.fewshot import build_context
+from negbench.core.requests import GenerationResponse
 from negbench.tasks import get_task
-from negbench.tasks import scone as sc
+import negbench.tasks.scone.tasks as sc
+from locations import SHARED
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scone"
+REAL = SHARED / "data" / "scone"
 needs_real = pytest.mark.skipif(not (REAL / "scone_nli" / "test").is_dir(),
                                 reason="../shared/data/scone not present")
 
