@@ -25,9 +25,9 @@ import urllib.request
 
 from negbench.backends.api_common import TransportConfig
 from negbench.backends.openai_api import OpenAIBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import GenerationRequest
-from negbench.runner import RunConfig, build_requests, prepare
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import GenerationRequest
+from negbench.evaluation.runner import RunConfig, build_requests, prepare
 
 
 def metrics(url: str) -> dict[str, float]:

@@ -17,8 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from negbench.build import ja_negation as ja
-from negbench.build.agreement import fleiss_kappa
+import negbench.tasks.jsts_neg.ja_negation as ja
+from negbench.builders.agreement import fleiss_kappa
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 

@@ -1,7 +1,7 @@
 """Precision / recall of the English negation detector (``negbench analyze negation --lang en``)
 on labelled sets read at run time from ``../shared/data`` (nothing is written out):
 
-1. **This is not a Dataset** (raw release, through :mod:`negbench.tasks.notadataset`'s loader):
+1. **This is not a Dataset** (raw release, through :mod:`negbench.tasks.notadataset.tasks`'s loader):
    every sentence's ``negation_type`` — negated (verbal / non_verbal) vs affirmation; for the
    negated ones, verbal vs non_verbal (the detector's ``kind`` of the sentence's label hit) and
    analytic vs synthetic (``form`` against ``semantic_type``).
@@ -13,7 +13,7 @@ on labelled sets read at run time from ``../shared/data`` (nothing is written ou
    negation in the sentence, so precision here is a lower bound; read the FP list.  Recall is
    split by whether the annotated cue is one of the detector's cues (CONDAQA's affixal / lexical
    cues — ``unclear``, ``lack`` — are out of scope).
-3. **ScoNe-NLI** test (through :mod:`negbench.tasks.scone`): each premise and hypothesis; the
+3. **ScoNe-NLI** test (through :mod:`negbench.tasks.scone.tasks`): each premise and hypothesis; the
    condition says how many negations it has (no_negation 0, one_* 1, two_* / one_scoped_one_not 2).
 
     python benchmarks/en_negation_detector.py           # run from the repository root
@@ -50,7 +50,7 @@ HEAD = ("| set | sentences | positives | TP | FP | FN | precision % | recall % |
 
 
 def notadataset(det: EnNegationDetector) -> None:
-    from negbench.tasks import notadataset as N
+    import negbench.tasks.notadataset.tasks as N
     t0 = time.time()
     rel = N.load_release(N.default_source())
     sents = rel.sentences
@@ -93,7 +93,8 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
 
 
 def condaqa(det: EnNegationDetector) -> None:
-    from negbench.records import iter_jsonl, shared_data
+    from negbench.tasks.data_source import shared_data
+    from negbench.tasks.records import iter_jsonl
     path = shared_data("condaqa") / "data" / "condaqa_dev.json"
     if not path.is_file():
         print(f"## CONDAQA: skipped ({path} not found)\n")
@@ -132,7 +133,7 @@ def condaqa(det: EnNegationDetector) -> None:
 
 
 def scone(det: EnNegationDetector) -> None:
-    from negbench.tasks import scone as S
+    import negbench.tasks.scone.tasks as S
     expected = {"no_negation": 0, "one_not_scoped": 1, "one_scoped": 1, "two_not_scoped": 2,
                 "two_scoped": 2, "one_scoped_one_not_scoped": 2}
     docs = S.load_nli("test")

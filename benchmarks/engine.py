@@ -18,9 +18,9 @@ import time
 import torch
 
 from negbench.backends.hf import HFBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.fewshot import build_context, fewshot_draws
-from negbench.requests import LoglikelihoodRequest
+from negbench.core.engine import Engine, EngineConfig
+from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.core.requests import LoglikelihoodRequest
 from negbench.tasks import get_task
 
 INSTRUCTIONS = (

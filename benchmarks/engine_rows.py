@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from negbench.backends.hf import HFBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import LoglikelihoodRequest
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import LoglikelihoodRequest
 
 
 def main() -> None:

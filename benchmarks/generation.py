@@ -22,9 +22,9 @@ import time
 import torch
 
 from negbench.backends.hf import HFBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.fewshot import build_context, fewshot_draws
-from negbench.requests import GenerationRequest
+from negbench.core.engine import Engine, EngineConfig
+from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.core.requests import GenerationRequest
 from negbench.tasks import get_task
 
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from negbench.analyze.corpus import PAPER_KMMLU_NEGATED, kmmlu_ask, kmmlu_negated
 from negbench.analyze.ko_negation import (CLAUSES, RELEASE_TYPES, SYNTACTIC_TYPES,
                                           KoNegationDetector)
-from negbench.tasks.konubench import LOCAL_TYPES, SPLITS, _find_diag_file, _find_split_file
+from negbench.tasks.konubench.tasks import LOCAL_TYPES, SPLITS, find_diag_file, find_split_file
 
 SCORED = SYNTACTIC_TYPES + ("anida",)
 
@@ -110,7 +110,7 @@ def print_tally(name: str, tally: Tally) -> None:
 def konubench(root: Path, det: KoNegationDetector, splits: tuple[str, ...]) -> None:
     recs = []
     for split in splits:
-        path = _find_split_file(root, split)
+        path = find_split_file(root, split)
         if path is None:
             sys.exit(f"no {split} file under {root}")
         recs += json.loads(path.read_text(encoding="utf-8"))
@@ -181,7 +181,7 @@ def konubench(root: Path, det: KoNegationDetector, splits: tuple[str, ...]) -> N
 def kmmlu(root: Path) -> None:
     data = {}
     for task in ("kmmlu-neg", "kmmlu-pos"):
-        path = _find_diag_file(root, task)
+        path = find_diag_file(root, task)
         if path is None:
             sys.exit(f"no {task} file under {root}")
         data[task] = [kmmlu_ask(r["question"]) for r in json.loads(path.read_text(encoding="utf-8"))]

@@ -98,7 +98,7 @@ def child(impl: str, spec: dict) -> None:
     torch.set_num_threads(spec["threads"])
     logging.disable(logging.WARNING)
     import lm_eval
-    from negbench.lm_eval_model import task_manager      # also registers "negbench"
+    from negbench.integrations.lm_eval import task_manager      # also registers "negbench"
     tasks = ["nbb_mc", "nbb_roll"]
     if impl == "hf":
         args = f"pretrained={spec['weights']},dtype=float32,batch_size={spec['hf_batch']}"
@@ -135,7 +135,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.child:
         return child(a.child, json.loads(Path(a.spec).read_text()))
-    from negbench.models import converted_gguf_folder, resolve
+    from negbench.backends.sources import converted_gguf_folder, resolve
     src = resolve(a.model)
     weights = str(converted_gguf_folder(src)) if src.gguf_file else (src.folder or src.hub_id)
     if src.gguf_file and not (Path(weights) / ".complete").is_file():

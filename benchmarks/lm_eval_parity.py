@@ -29,7 +29,7 @@ import json
 import sys
 from pathlib import Path
 
-from negbench.modes import argmax  # numpy.argmax semantics, as lm-eval
+from negbench.evaluation.formulations import argmax  # numpy.argmax semantics, as lm-eval
 
 
 def load_samples(run: Path, n: int, unit: str) -> list[dict]:
@@ -72,7 +72,7 @@ def target_delimiter(rec: dict, override: str | None) -> str:
 
 def model_location(spec: str, backend=None) -> str:
     """What to give HFLM(pretrained=...): a folder, negbench's converted GGUF folder, or a hub id."""
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     src = resolve(spec)
     if src.gguf_file:
         if backend is None:
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for ci, choice in enumerate(rec["choices"]):
             reqs.append((si, ci, rec["context"], delim + choice))
 
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     backend = live = None
     if args.live or resolve(spec).gguf_file:
         from negbench.backends.hf import HFBackend
@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                             max_length=max_length)
     where = model_location(spec, backend)
     if args.live:
-        from negbench.engine import Engine, EngineConfig
-        from negbench.requests import LoglikelihoodRequest
+        from negbench.core.engine import Engine, EngineConfig
+        from negbench.core.requests import LoglikelihoodRequest
         res = Engine(backend, config=EngineConfig(progress=False)).run(
             [LoglikelihoodRequest(c, k) for _, _, c, k in reqs])
         live = [(r.logprob, r.is_greedy) for r in res]

@@ -133,7 +133,7 @@ def main() -> None:
         return child_lm_eval(json.loads(Path(args.spec).read_text()))
 
     from negbench.backends.hf import HFBackend
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     from negbench.tasks import get_task
     try:
         import lm_eval  # noqa: F401

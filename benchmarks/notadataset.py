@@ -28,9 +28,9 @@ import time
 
 import torch
 
-from negbench.backends.hf import HFBackend
-from negbench.engine import Engine, EngineConfig
-from negbench.requests import NextTokenRequest
+from negbench.backends.registry import open_backend
+from negbench.core.engine import Engine, EngineConfig
+from negbench.core.requests import NextTokenRequest
 from negbench.tasks import get_task
 
 FULL = 381_300
@@ -60,7 +60,7 @@ def main() -> None:
     docs = [d for i, d in enumerate(pool) if i in keep]
     spec = task.mode("next_token")
     reqs = [NextTokenRequest(spec.render(d).query, ("True", "False")) for d in docs]
-    be = HFBackend(args.model, dtype=args.dtype, device=args.device)
+    be = open_backend(args.model, dtype=args.dtype, device=args.device)
     where = (torch.cuda.get_device_name(be.device) if str(be.device).startswith("cuda")
              else f"cpu, torch threads {torch.get_num_threads()}")
     print(f"model {args.model} ({args.dtype})  device {where}  sentences {len(reqs)} "
@@ -117,7 +117,7 @@ def main() -> None:
     print(f"max |P(True) engine - P(True) direct forward| on {len(sub)} sentences: {max_dp:.2e}")
     if args.compare_cpu and str(be.device) != "cpu":
         n = min(args.compare_cpu, len(reqs))
-        ref = Engine(HFBackend(args.model, dtype="float32", device="cpu"), None,
+        ref = Engine(open_backend(args.model, dtype="float32", device="cpu"), None,
                      EngineConfig(progress=False)).run(reqs[:n])
 
         def p_true(a):

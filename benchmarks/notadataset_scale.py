@@ -96,7 +96,7 @@ def narrow_model(folder: Path) -> Path:
     """A 2-layer, width-64 Llama with SmolLM2's tokenizer and vocabulary (random weights)."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-    from negbench.models import cache_root
+    from negbench.backends.sources import cache_root
     src = sorted((cache_root() / "models").glob("SmolLM2-135M-Instruct*"))
     if not src:
         sys.exit("--cheap-full needs SmolLM2's converted folder: run 'negbench run' once first")
@@ -124,7 +124,7 @@ def main() -> None:
                     help="also run all 381,300 end to end with a narrow random model")
     ap.add_argument("--work", default=None, help="folder for the runs (default: a temp folder)")
     args = ap.parse_args()
-    from negbench.tasks import notadataset as nad
+    import negbench.tasks.notadataset.tasks as nad
     if not Path(nad.default_source()).exists():
         sys.exit(f"the release is not at {nad.default_source()} (set NEGBENCH_NOTADATASET)")
     work = Path(args.work or tempfile.mkdtemp(prefix="nad-scale-"))

@@ -12,8 +12,8 @@ import argparse
 import random
 import time
 
-from negbench.tasks.notadataset import metrics
-from negbench.truth_scorer import ANTONYMY, regular_label
+from negbench.tasks.notadataset.tasks import metrics
+from negbench.tasks.notadataset.truth_scorer import ANTONYMY, regular_label
 
 TYPES = [("affirmation", "none", "none"), ("verbal", "analytic", "clausal"),
          ("verbal", "synthetic", "subclausal"), ("non_verbal", "analytic", "subclausal"),

