@@ -368,3 +368,17 @@ def test_values_on_negbench_scale():
     assert r.value == "1,239" and r.negbench_value() == 1239          # after SFT
     r = pick["jsts-neg", "Table 3", "GPT-5", "Mu.acc_chg", 0, "generate", "none"]
     assert r.value == "14.58" and r.negbench_value() == pytest.approx(0.1458)
+
+
+def test_a_bad_row_names_file_line_and_field(tmp_path):
+    from negbench.errors import DataError
+    from negbench.profile.reported import COLUMNS, CSV_PATH
+    lines = CSV_PATH.read_text(encoding="utf-8").splitlines()[:3]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([lines[0], lines[1], lines[2].replace(",unstated,", ",maybe,")]) + "\n")
+    with pytest.raises(DataError) as e:
+        load_reported(bad)
+    assert e.value.path == str(bad) and e.value.record == "line 3" and e.value.field == "chat"
+    (tmp_path / "cols.csv").write_text(",".join(reversed(COLUMNS)) + "\n")
+    with pytest.raises(DataError, match="unexpected columns"):
+        load_reported(tmp_path / "cols.csv")

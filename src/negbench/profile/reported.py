@@ -126,22 +126,22 @@ class ReportedResult:
         return f"{PAPERS.get(self.paper, self.paper)}, {self.source}"
 
 
-def _options(text: str, where: str) -> tuple[tuple[str, str], ...]:
+def _options(text: str, path: str, where: str) -> tuple[tuple[str, str], ...]:
     out = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         k, sep, v = part.partition("=")
         if not sep or not k.strip():
-            raise DataError(f"bad task option {part!r}", path=str(CSV_PATH), record=where,
+            raise DataError(f"bad task option {part!r}", path=path, record=where,
                             field="task_options", fix="write key=value,key=value")
         out.append((k.strip(), v.strip()))
     return tuple(sorted(out))
 
 
-def _row(raw: Mapping[str, str], where: str) -> ReportedResult:
+def _row(raw: Mapping[str, str], path: str, where: str) -> ReportedResult:
     def check(field: str, allowed) -> str:
         v = raw[field]
         if v not in allowed:
-            raise DataError(f"{field} {v!r} is not one of {', '.join(allowed)}", path=str(CSV_PATH),
+            raise DataError(f"{field} {v!r} is not one of {', '.join(allowed)}", path=path,
                             record=where, field=field)
         return v
 
@@ -150,7 +150,7 @@ def _row(raw: Mapping[str, str], where: str) -> ReportedResult:
         value = raw["value"]
         float(value.replace(",", ""))
     except ValueError as exc:
-        raise DataError(f"not a number ({exc})", path=str(CSV_PATH), record=where,
+        raise DataError(f"not a number ({exc})", path=path, record=where,
                         field="shots/value") from None
     return ReportedResult(
         paper=check("paper", tuple(PAPERS)), source=raw["source"],
@@ -158,7 +158,7 @@ def _row(raw: Mapping[str, str], where: str) -> ReportedResult:
         row_label=raw["row_label"], model_id=raw["model_id"],
         model_kind=check("model_kind", MODEL_KINDS), benchmark=raw["benchmark"],
         tasks=tuple(t for t in raw["tasks"].split(";") if t),
-        task_options=_options(raw["task_options"], where), subset=raw["subset"],
+        task_options=_options(raw["task_options"], path, where), subset=raw["subset"],
         training=check("training", TRAININGS), condition=raw["condition"], mode=raw["mode"],
         shots=shots, seeds=raw["seeds"], prompt=raw["prompt"], chat=check("chat", CHATS),
         metric=raw["metric"], paper_metric=raw["paper_metric"], value=value,
@@ -174,7 +174,7 @@ def _load(path: str) -> tuple[ReportedResult, ...]:
         if tuple(reader.fieldnames or ()) != COLUMNS:
             raise DataError("unexpected columns", path=path,
                             fix="the header must be: " + ",".join(COLUMNS))
-        return tuple(_row(raw, f"line {n}") for n, raw in enumerate(reader, start=2))
+        return tuple(_row(raw, path, f"line {n}") for n, raw in enumerate(reader, start=2))
 
 
 def load_reported(path: str | Path | None = None) -> tuple[ReportedResult, ...]:
@@ -193,7 +193,7 @@ def protocol_matches(row: ReportedResult, task: str, mode: str, shots: int, metr
     """Whether ``row`` was measured with the protocol of a negbench unit.
 
     Same task (a task of the row's protocol, with the row's task options; a unit may add only
-    subset options such as ``sample``), mode, shots, metric and training.  A row measured with
+    :data:`TOLERATED_OPTIONS`, e.g. ``sample``), mode, shots, metric and training.  A row measured with
     one named seed (NUBench App. R: seed 1234) matches only a unit of that seed when the unit's
     seed is given; a seed mean matches any draw.  ``chat``: the unit's chat flag, checked
     against rows that state theirs (``yes`` / ``no``)."""
