@@ -1,0 +1,137 @@
+"""A Markdown snippet for a model card: each benchmark's headline score with its confidence
+interval, the number of items and the protocol, from a run's results.
+
+A model card is read without the run folder next to it, so the snippet says everything a reader
+needs to trust or reproduce a number: how many items, which mode and shots, whether a chat
+template was used, whether the run was a subset, and the negbench version, commit and data
+fingerprints behind it.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from negbench.errors import NegbenchError
+from negbench.profile.headline import headline_metric
+from negbench.tasks.base import parse_spec
+
+Z95 = 1.959963984540054            # two-sided 95 % normal quantile
+
+
+@dataclass(frozen=True)
+class CardRow:
+    """One line of the snippet: a task × mode × shots cell (a seed mean when several seeds)."""
+
+    task: str
+    mode: str
+    shots: int
+    metric: str
+    value: float
+    low: float | None
+    high: float | None
+    n: int
+    seeds: tuple[int, ...]
+    seed_sd: float | None
+    chat: bool
+    subset: bool
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion ``p`` over ``n`` items: unlike p ± z·se it stays
+    inside [0, 1] and does not collapse to a point at 0 % or 100 % (small subsets do that)."""
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def interval(metrics: Mapping[str, Any], metric: str, value: float) -> tuple[float, float] | None:
+    """95 % interval of a headline score: Wilson over the items the metric counts
+    (``n_scored`` where a task excludes items, else ``n``) for a proportion; else value ± z·stderr
+    when the unit has a stderr; else None."""
+    n = metrics.get("n_scored", metrics.get("n"))
+    if 0.0 <= value <= 1.0 and isinstance(n, int) and n > 0:
+        return wilson(value, n)
+    se = metrics.get(metric + "_stderr")
+    if _finite(se):
+        return value - Z95 * se, value + Z95 * se
+    return None
+
+
+def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
+    """One row per group of units (same task, mode, shots), in run order.  A seed mean gets the
+    interval of its items (the seeds share them, so more seeds do not shrink the item-sampling
+    error) and, beside it, the SD over seeds."""
+    units = results["units"]
+    datasets = results.get("datasets") or {}
+    by_group: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for name, u in units.items():
+        by_group.setdefault(u.get("group") or name, []).append((name, u))
+    rows: list[CardRow] = []
+    for members in by_group.values():
+        u0 = members[0][1]
+        task, mode, shots = u0["task"], u0["mode"], int(u0["shots"])
+        try:
+            metric = headline_metric(task, mode)
+        except NegbenchError:                  # a task negbench cannot load any more
+            metric = "exact_match" if "exact_match" in u0["metrics"] else "acc"
+        vals = [m["metrics"].get(metric) for _, m in members]
+        if not vals or not all(_finite(v) for v in vals):
+            continue
+        value = sum(vals) / len(vals)
+        ci = interval(u0["metrics"], metric, value)
+        low, high = ci if ci else (None, None)
+        n = int(u0["metrics"].get("n", 0))
+        seeds = tuple(m.get("seed") for _, m in members if m.get("seed") is not None)
+        sd = None
+        if len(vals) > 1:
+            sd = math.sqrt(sum((v - value) ** 2 for v in vals) / (len(vals) - 1))
+        split = next((v for k, v in (datasets.get(task) or {}).items()
+                      if isinstance(v, dict) and v.get("evaluated") is not None
+                      and v.get("evaluated") != v.get("n")), None)
+        rows.append(CardRow(task, mode, shots, metric, value, low, high, n, seeds, sd,
+                            bool(u0.get("chat")), split is not None or "sample" in parse_spec(task)[1]))
+    return rows
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def model_card_markdown(results: Mapping[str, Any], *, title: str = "Negation understanding") -> str:
+    """The snippet (Markdown): a table of headline scores and a provenance line."""
+    rows = card_rows(results)
+    model = (results.get("model") or {}).get("spec") or (results.get("config") or {}).get("model", "")
+    lines = [f"### {title} (negbench)", "",
+             f"Model: `{model}`. Scores in %, with 95 % confidence intervals over the items "
+             "(Wilson score interval).", "",
+             "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
+             "|---|---|---:|---|---:|---|---:|---|"]
+    for r in rows:
+        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None else "–"
+        proto = [f"{r.shots}-shot"]
+        if r.seeds:
+            proto.append(("seeds " if len(r.seeds) > 1 else "seed ") + ", ".join(map(str, r.seeds)) + (
+                f" (mean; SD over seeds {_pct(r.seed_sd)} points)" if r.seed_sd is not None else ""))
+        proto.append("chat template" if r.chat else "no chat template")
+        if r.subset:
+            proto.append("subset of the test set")
+        lines.append(f"| {r.task} | {r.mode} | {r.shots} | {r.metric} | {_pct(r.value)} | {ci} | "
+                     f"{r.n} | {'; '.join(proto)} |")
+    prov = results.get("provenance") or {}
+    git = (prov.get("git") or {}).get("commit")
+    fp = []
+    for task, d in (results.get("datasets") or {}).items():
+        for split, v in d.items():
+            if isinstance(v, dict) and v.get("sha256"):
+                fp.append(f"{task}/{split} `{v['sha256'][:12]}`")
+    lines += ["", f"negbench {results.get('negbench', '?')}"
+              + (f" (commit `{git[:12]}`)" if git else "")
+              + f", run finished {results.get('finished', '?')}"
+              + (f"; data: {', '.join(fp)}" if fp else "") + "."]
+    return "\n".join(lines) + "\n"
