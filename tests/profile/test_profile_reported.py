@@ -13,7 +13,6 @@ import os
 import random
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pytest
 
