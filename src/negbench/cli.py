@@ -308,8 +308,8 @@ def cmd_human_eval(args) -> int:
     res, text = he.score(args.key, args.filled)
     print(text)
     if args.json:
-        import json
-        Path(args.json).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+        from negbench.store import write_json
+        write_json(args.json, res, indent=1)
     return 0
 
 

@@ -141,9 +141,9 @@ def file_sha256(path: Path) -> str:
             h.update(block)
     memo[key] = h.hexdigest()
     try:
-        from negbench.store import atomic_write_text
+        from negbench.store import atomic_write_text, to_json
         memo_path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(memo_path, json.dumps(memo))
+        atomic_write_text(memo_path, to_json(memo))
     except OSError:
         pass
     return memo[key]

@@ -42,7 +42,8 @@ from typing import Any, Callable, Sequence
 from negbench.build.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
 from negbench.errors import DataError, OptionError
 from negbench.records import iter_jsonl, read_text
-from negbench.store import atomic_write_text, file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.store import (atomic_write_text, file_sha256, read_jsonl, to_json, write_json,
+                            write_jsonl)
 
 LANGS = ("en", "ko")
 #: bump when a stage's code changes what it produces: older stage files are then rebuilt
@@ -400,7 +401,7 @@ def write_sheet(stem: Path, rows: Sequence[dict], columns: Sequence[str],
     out = []
     for path, text in ((stem.with_suffix(".csv"), _csv_text(rows, columns)),
                        (stem.with_suffix(".jsonl"), "".join(
-                           json.dumps({k: r.get(k) for k in columns}, ensure_ascii=False) + "\n"
+                           to_json({k: r.get(k) for k in columns}) + "\n"
                            for r in rows))):
         if path.is_file() and path.read_text(encoding="utf-8") != text:
             log(f"{path} exists with other content (being filled?): left as is; delete it to "
@@ -721,7 +722,7 @@ def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
     if cfg.lang == "en":
         write_jsonl(final, records)
     else:
-        atomic_write_text(final, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+        write_json(final, records, indent=1)
     manifest = {
         "builder": "negbench build mcq", "lang": cfg.lang, "split": cfg.split,
         "input": {"path": cfg.input, "sha256": file_sha256(cfg.input)},

@@ -668,7 +668,6 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
     """Base model and adapter on the recipe's protocol (``negbench run`` twice), then
     ``negbench compare`` of the two into ``out``/compare.md and compare.json."""
     from negbench.report.compare import compare_runs, to_markdown
-    from negbench.report.html import clean
     from negbench.report.load import load_runs
     runs = {}
     for which, adapter in (("base", None), ("adapter", layout.adapter)):
@@ -684,7 +683,7 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
             f"({recipe.paper}); evaluation `{task}`, zero-shot. Runs: `{runs['base']}`, "
             f"`{runs['adapter']}`.\n\n")
     atomic_write_text(layout.out / "compare.md", head + to_markdown(cmp, max_flips=50) + "\n")
-    write_json(layout.out / "compare.json", clean(cmp))
+    write_json(layout.out / "compare.json", cmp)
     print("\n" + to_markdown(cmp, max_flips=10))
     print(f"\ncompare: {layout.out / 'compare.md'}\nreport:  negbench report {runs['base']} "
           f"{runs['adapter']}   (the 'After SFT' rows)")
