@@ -447,8 +447,10 @@ def cmd_run(args) -> int:
 
 def cmd_lm_eval(rest: list[str]) -> int:
     """lm-eval's own command line with the model 'negbench' registered."""
-    from negbench.errors import require
+    from negbench.errors import lm_eval_error, require
+    from negbench.models import offline_when_unreachable
     require("lm_eval")
+    offline_when_unreachable()               # no hub: its cache only, no minute of retries
     import negbench.lm_eval_model  # noqa: F401  (registers --model negbench)
     from lm_eval.__main__ import cli_evaluate
     rest = rest[1:] if rest[:1] == ["--"] else rest
@@ -460,6 +462,11 @@ def cmd_lm_eval(rest: list[str]) -> int:
         cli_evaluate()
     except SystemExit as exc:               # --help, argparse errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as exc:                # lm-eval's errors for the user: one line
+        err = lm_eval_error(exc)
+        if err is None:
+            raise
+        raise err from None
     finally:
         sys.argv = argv
         lm_log.handlers = handlers

@@ -145,7 +145,7 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
     if split:
         r = apply(r, [("data_split", split, "--split")])
     model = model or (MULTILINGUAL_DEFAULT if r.language != "en" else DEFAULT_MODEL)
-    src = resolve(model)
+    src = resolve(model, check_hub=False)          # the config names it; nothing is loaded
     if template is not None and not re.fullmatch(r"[A-Za-z0-9_.\-]+", template):
         raise OptionError(f"--template {template!r} is not a LLaMA-Factory template name",
                           where="--template", fix="e.g. llama3, qwen, gemma3, empty")
