@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from negbench import __version__
-from negbench.errors import NegbenchError
+from negbench.errors import NegbenchError, stop_on_ctrl_c
 from negbench.options import names as _names, names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 
@@ -244,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         raw.insert(1, "--")                           # lm-eval's own options follow, '--' or not
     args = build_parser().parse_args(raw)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    stop_on_ctrl_c()                                  # even when started with SIGINT ignored
     try:
         if args.command == "tasks":
             return cmd_tasks()

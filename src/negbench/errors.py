@@ -54,6 +54,20 @@ class OptionError(NegbenchError):
     """A command-line option with a value that cannot be used."""
 
 
+def stop_on_ctrl_c() -> None:
+    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt, however negbench was started.
+
+    Python turns SIGINT into KeyboardInterrupt only when the parent left it at its default; a
+    non-interactive shell starts a background command (``negbench run … &`` in a script) with
+    SIGINT ignored, and such a run ignored ``kill -INT`` and Ctrl-C and went on to the end.  A
+    killed run resumes, so stopping is always safe.  (To keep a run going when a terminal's
+    Ctrl-C should not reach it, start it in its own session: ``setsid negbench run …``.)"""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 # Optional parts of negbench and the pip extra that installs each: a missing one is a user's
 # environment, not a bug, so it gets one message naming the extra.
 EXTRAS = {
