@@ -12,6 +12,7 @@ from negbench import __version__
 from negbench.errors import NegbenchError, stop_on_ctrl_c
 from negbench.options import names as _names, names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
+from negbench.tracking import REPORT_TO_HELP, report_to
 
 EPILOG = """examples:
   negbench run                                   # embedded SmolLM2 on the built-in negation-mini task
@@ -121,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replace a finished run of a different configuration in --output "
                         "(without it such a run is kept and the new one refused)")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
+    e.add_argument("--report-to", type=report_to, default=[], metavar="TRACKERS",
+                   help=REPORT_TO_HELP)
     add_cluster_args(r)
 
     s = sub.add_parser("show", help="print the results of a saved run")
@@ -374,6 +377,8 @@ def cmd_run(args) -> int:
     if not api:
         resolve(args.model)                           # the model exists (no weights read yet)
     _check_adapter(args.adapter)
+    from negbench.tracking import check_trackers, log_run
+    check_trackers(args.report_to)                    # installed, logged in: before the model
     plan = prepare(cfg)                               # tasks, modes, data files, few-shot pools
     out = args.output or os.path.join("runs", _slug(args.model) + "__" + "+".join(_slug(t) for t in args.tasks))
     target = RunTarget(out, run_identity(cfg), overwrite=args.overwrite)
@@ -443,6 +448,8 @@ def cmd_run(args) -> int:
         print(f"note: the cache {cache.path} is read-only; the {st['computed']} answers computed "
               "now were not saved in it", file=sys.stderr)
     print(f"results: {target.final / 'results.json'}\nsamples: {target.final / 'samples'}/")
+    for line in log_run(results, target.final, args.report_to):
+        print(line)
     return 0
 
 

@@ -79,6 +79,9 @@ EXTRAS = {
     "openai": ("api", "OpenAI / OpenAI-compatible backends"),
     "anthropic": ("api", "the Anthropic backend"),
     "ray": ("ray", "--ray"),
+    "tensorboard": ("tensorboard", "TensorBoard logging (--report-to tensorboard)"),
+    "wandb": ("wandb", "Weights & Biases logging (--report-to wandb)"),
+    "mlflow": ("mlflow", "MLflow logging (--report-to mlflow)"),
     "matplotlib": (None, "report plots"),
     "accelerate": (None, "loading GGUF models"),
     "gguf": (None, "loading GGUF models"),
@@ -92,7 +95,8 @@ def missing_module_error(name: str) -> NegbenchError | None:
         return None
     extra, purpose = EXTRAS[top]
     pip_name = top.replace("_", "-")
-    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -e '.[{extra}]')"
+    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -c constraints.txt "
+           f"-e '.[{extra}]')"
            if extra else f"reinstall negbench with its dependencies (pip install {pip_name})")
     return NegbenchError(f"{purpose} needs the Python package '{pip_name}', which is not installed",
                          fix=fix)
