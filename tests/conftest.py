@@ -105,6 +105,33 @@ def _isolated_cache(tmp_path, monkeypatch):
         monkeypatch.setenv("NEGBENCH_CACHE", str(tmp_path / "nb-cache"))
 
 
+HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+@pytest.fixture(autouse=True)
+def _hub_mode_restored():
+    """A test that finds the hub unreachable switches the process to the hub's offline mode
+    (negbench.models.use_hub_offline); the next test starts as the session did."""
+    import sys
+    before = {k: os.environ.get(k) for k in HUB_OFFLINE_VARS}
+    yield
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    on = lambda *ks: any((before[k] or "").upper() in ("1", "ON", "YES", "TRUE") for k in ks)
+    consts = sys.modules.get("huggingface_hub.constants")
+    if consts is not None:
+        consts.HF_HUB_OFFLINE = on("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    cfg = sys.modules.get("datasets.config")
+    if cfg is not None:
+        cfg.HF_HUB_OFFLINE = cfg.HF_DATASETS_OFFLINE = on("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    models = sys.modules.get("negbench.models")
+    if models is not None:
+        models._hub_state.clear()
+
+
 def naive_scores(backend, requests):
     """Reference: one request at a time, full HF forward, log-softmax over all positions, in
     float64 (torch's float32 CPU log-softmax over a large vocabulary is off by up to ~1e-4 per

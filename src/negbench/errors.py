@@ -54,6 +54,20 @@ class OptionError(NegbenchError):
     """A command-line option with a value that cannot be used."""
 
 
+def stop_on_ctrl_c() -> None:
+    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt, however negbench was started.
+
+    Python turns SIGINT into KeyboardInterrupt only when the parent left it at its default; a
+    non-interactive shell starts a background command (``negbench run … &`` in a script) with
+    SIGINT ignored, and such a run ignored ``kill -INT`` and Ctrl-C and went on to the end.  A
+    killed run resumes, so stopping is always safe.  (To keep a run going when a terminal's
+    Ctrl-C should not reach it, start it in its own session: ``setsid negbench run …``.)"""
+    import signal
+    import threading
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 # Optional parts of negbench and the pip extra that installs each: a missing one is a user's
 # environment, not a bug, so it gets one message naming the extra.
 EXTRAS = {
@@ -65,6 +79,9 @@ EXTRAS = {
     "openai": ("api", "OpenAI / OpenAI-compatible backends"),
     "anthropic": ("api", "the Anthropic backend"),
     "ray": ("ray", "--ray"),
+    "tensorboard": ("tensorboard", "TensorBoard logging (--report-to tensorboard)"),
+    "wandb": ("wandb", "Weights & Biases logging (--report-to wandb)"),
+    "mlflow": ("mlflow", "MLflow logging (--report-to mlflow)"),
     "matplotlib": (None, "report plots"),
     "accelerate": (None, "loading GGUF models"),
     "gguf": (None, "loading GGUF models"),
@@ -78,7 +95,8 @@ def missing_module_error(name: str) -> NegbenchError | None:
         return None
     extra, purpose = EXTRAS[top]
     pip_name = top.replace("_", "-")
-    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -e '.[{extra}]')"
+    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -c constraints.txt "
+           f"-e '.[{extra}]')"
            if extra else f"reinstall negbench with its dependencies (pip install {pip_name})")
     return NegbenchError(f"{purpose} needs the Python package '{pip_name}', which is not installed",
                          fix=fix)

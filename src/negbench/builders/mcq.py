@@ -41,7 +41,8 @@ from typing import Any, Callable, Sequence
 from negbench.builders.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
 from negbench.errors import DataError, OptionError
 from negbench.tasks.records import iter_jsonl, read_text
-from negbench.evaluation.store import atomic_write_text, file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.evaluation.store import (atomic_write_text, file_sha256, read_jsonl, to_json, write_json,
+                                       write_jsonl)
 
 LANGS = ("en", "ko")
 
@@ -423,7 +424,7 @@ def write_sheet(stem: Path, rows: Sequence[dict], columns: Sequence[str],
     out = []
     for path, text in ((stem.with_suffix(".csv"), _csv_text(rows, columns)),
                        (stem.with_suffix(".jsonl"), "".join(
-                           json.dumps({k: r.get(k) for k in columns}, ensure_ascii=False) + "\n"
+                           to_json({k: r.get(k) for k in columns}) + "\n"
                            for r in rows))):
         if path.is_file() and path.read_text(encoding="utf-8") != text:
             log(f"{path} exists with other content (being filled?): left as is; delete it to "

@@ -8,7 +8,7 @@ import logging
 import sys
 
 from negbench import __version__
-from negbench.errors import NegbenchError
+from negbench.errors import NegbenchError, stop_on_ctrl_c
 
 EPILOG = """examples:
   negbench run                                   # embedded SmolLM2 on the built-in negation-mini task
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(raw)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    stop_on_ctrl_c()                                  # even when started with SIGINT ignored
     try:
         func = getattr(args, "func", None)
         if func is None:

@@ -5,7 +5,6 @@ selection).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 from pathlib import Path
@@ -97,7 +96,7 @@ def run(args) -> int:
 
 def _sentences(args, outputs) -> int:
     from negbench.analyze.corpus import read_sentences
-    from negbench.evaluation.store import atomic_write_chunks, write_json
+    from negbench.evaluation.store import atomic_write_chunks, to_json, write_json
     det: Any
     corpus_stats: Any
     sentence_label: Any
@@ -123,11 +122,11 @@ def _sentences(args, outputs) -> int:
         def rows():
             for s, hs in zip(sents, hits):
                 lab = sentence_label(hs)
-                yield json.dumps({"file": s.path, "line": s.line, "text": s.text,
-                                  "negated": lab is not None,
-                                  "type": lab.type if lab else None,
-                                  "clause": lab.table2_clause if lab else None,
-                                  "hits": [h.to_dict() for h in hs]}, ensure_ascii=False) + "\n"
+                yield to_json({"file": s.path, "line": s.line, "text": s.text,
+                               "negated": lab is not None,
+                               "type": lab.type if lab else None,
+                               "clause": lab.table2_clause if lab else None,
+                               "hits": [h.to_dict() for h in hs]}) + "\n"
         atomic_write_chunks(out, rows())
     stats = corpus_stats(hits)
     table = table2_markdown(stats)
@@ -154,7 +153,7 @@ def _kmmlu(args, outputs) -> int:
     from negbench.analyze.corpus import (PAPER_KMMLU_NEGATED, compare_selection, kmmlu_ask,
                                          kmmlu_negated, read_kmmlu)
     from negbench.analyze.ko_negation import KoNegationDetector
-    from negbench.evaluation.store import atomic_write_chunks, write_json
+    from negbench.evaluation.store import atomic_write_chunks, to_json, write_json
     recs = [(f, n, r) for f in args.files for n, r in enumerate(read_kmmlu(f), 1)]
     ref_path = _reference(args)
     ref = read_kmmlu(ref_path) if ref_path is not None else None
@@ -164,9 +163,9 @@ def _kmmlu(args, outputs) -> int:
     chosen = [kmmlu_negated(h) for h in hits]
     out, md, js = outputs
     if out is not None:
-        atomic_write_chunks(out, (json.dumps({"file": f, "item": n, "question": r["question"],
-                                              "analysed": kmmlu_ask(r["question"]), "negated": c, "hits": [h.to_dict() for h in hs]},
-                                             ensure_ascii=False) + "\n"
+        atomic_write_chunks(out, (to_json({"file": f, "item": n, "question": r["question"],
+                                           "analysed": kmmlu_ask(r["question"]), "negated": c,
+                                           "hits": [h.to_dict() for h in hs]}) + "\n"
                                   for (f, n, r), hs, c in zip(recs, hits, chosen)))
     selected = [r for (_, _, r), c in zip(recs, chosen) if c]
     summary = {"questions": len(recs), "selected": len(selected), "lexical": lexical,
@@ -183,7 +182,7 @@ def _kmmlu(args, outputs) -> int:
     if md is not None:
         from negbench.evaluation.store import atomic_write_text
         atomic_write_text(md, "### KMMLU negated-question selection\n\n```json\n"
-                          + json.dumps(summary, ensure_ascii=False, indent=2) + "\n```\n")
+                          + to_json(summary, indent=2) + "\n```\n")
         write_json(js, summary)
     for p in (out, md, js):
         if p is not None:

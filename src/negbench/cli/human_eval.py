@@ -2,7 +2,6 @@
 papers' tables from filled sheets (:mod:`negbench.builders.human_eval`)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from negbench.options import whole_number as _int
 
@@ -58,6 +57,6 @@ def run(args) -> int:
     res, text = sheets.score(args.key, args.filled)
     print(text)
     if args.json:
-        import json
-        Path(args.json).write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+        from negbench.evaluation.store import write_json
+        write_json(args.json, res, indent=1)
     return 0

@@ -5,7 +5,6 @@ Also runnable on its own: ``python -m negbench.report report RUN…`` / ``… co
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -80,11 +79,11 @@ def add_parser(sub) -> None:
                         "runs hold more than 30,000 samples in all)")
     r.add_argument("--all-samples", action="store_true",
                    help="keep every sample in the HTML browser, however many")
-    r.add_argument("--bootstrap", type=whole_number(1), default=2000, help="bootstrap resamples (default: 2000)")
-    r.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed (default: 0)")
+    add_bootstrap_args(r)
     r.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
     r.add_argument("--force", action="store_true", help="compare runs even when their data differ")
     r.add_argument("--title", default=None, help="report title")
+    r.add_argument("--no-text", action="store_true", help=NO_TEXT_HELP)
     r.set_defaults(func=run_report)
 
     c = sub.add_parser("compare", help="compare two runs item by item, with significance tests",
@@ -100,12 +99,36 @@ def add_parser(sub) -> None:
     c.add_argument("--json", action="store_true", help="print the JSON (schema negbench.compare/1)")
     c.add_argument("--label-a", default=None)
     c.add_argument("--label-b", default=None)
-    c.add_argument("--bootstrap", type=whole_number(1), default=10000, help="bootstrap resamples (default: 10000)")
-    c.add_argument("--seed", type=whole_number(0), default=0, help="bootstrap seed (default: 0)")
+    add_bootstrap_args(c)
     c.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
     c.add_argument("--flips", type=whole_number(0), default=20, help="flipped items to print (default: 20)")
     c.add_argument("--force", action="store_true", help="pair items even when the data differ")
+    c.add_argument("--no-text", action="store_true", help=NO_TEXT_HELP)
     c.set_defaults(func=run_compare)
+
+
+#: The help text's copy of report.compare.BOOTSTRAP_RESAMPLES / BOOTSTRAP_SEED (a test keeps them
+#: equal): importing the statistics to build the parser would slow every negbench command.
+BOOTSTRAP_HELP = ("bootstrap resamples (default: 10,000, the same for negbench report, compare "
+                  "and train)", "bootstrap seed (default: 0)")
+
+
+def add_bootstrap_args(p) -> None:
+    """--bootstrap and --seed, one default for every comparison (None: that default)."""
+    p.add_argument("--bootstrap", type=whole_number(1), default=None, help=BOOTSTRAP_HELP[0])
+    p.add_argument("--seed", type=whole_number(0), default=None, help=BOOTSTRAP_HELP[1])
+
+
+def bootstrap_options(args) -> dict:
+    """The comparison's resamples and seed: the options given, else the one default."""
+    from negbench.report.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    return {"n_resamples": BOOTSTRAP_RESAMPLES if args.bootstrap is None else args.bootstrap,
+            "seed": BOOTSTRAP_SEED if args.seed is None else args.seed}
+
+
+NO_TEXT_HELP = ("leave the dataset's text out of every file written (prompts, sentences, "
+                "choices' wording, outputs, answer texts): a report to share where the data may "
+                "not go; ids, labels, scores and correctness stay")
 
 
 def default_out(runs: list[str]) -> Path:
@@ -131,9 +154,9 @@ def run_report(args) -> int:
     want_plots = not args.no_plots and ("plots" in formats or "html" in formats)
     rep = with_experiments(build)(args.runs, labels=_labels(args.label), groups=_groups(args.group),
                 baseline=None if args.no_compare else args.baseline, recompute=args.recompute,
-                plots=want_plots, n_resamples=args.bootstrap, seed=args.seed, alpha=args.alpha,
+                plots=want_plots, **bootstrap_options(args), alpha=args.alpha,
                 max_samples_per_unit=args.max_samples, force=args.force,
-                all_samples=args.all_samples)
+                all_samples=args.all_samples, text=not args.no_text)
     out = Path(args.out) if args.out else default_out(args.runs)
     files = write(rep, out, formats, args.title or experiment_title(rep))
     print(f"{len(rep.runs)} run(s): {len(rep.tables)} table(s), {len(rep.plots)} plot(s), "
@@ -151,18 +174,21 @@ def run_report(args) -> int:
 
 
 def run_compare(args) -> int:
-    from negbench.report.build import sample_views
+    from negbench.report.build import NO_TEXT_NOTE, leave_out_text, sample_views
     from negbench.report.compare import compare_runs, to_markdown
-    from negbench.report.html import clean, render
+    from negbench.report.html import render
     from negbench.report.load import load_runs
-    from negbench.evaluation.store import atomic_write_text, write_json
+    from negbench.evaluation.store import atomic_write_text, to_json, write_json
     a, b = load_runs([args.a, args.b], [args.label_a, args.label_b])
     tasks = [t.strip() for t in args.tasks.split(",")] if args.tasks else None
-    cmp = compare_runs(a, b, tasks, n_resamples=args.bootstrap, seed=args.seed, alpha=args.alpha,
-                       force=args.force)
-    data = clean(cmp)
+    cmp = compare_runs(a, b, tasks, **bootstrap_options(args), alpha=args.alpha, force=args.force)
+    notes = []
+    if args.no_text:
+        leave_out_text([], [cmp])
+        notes = [NO_TEXT_NOTE]
+    data = {k: v for k, v in cmp.items() if not k.startswith("_")}
     if args.json:
-        print(json.dumps(data, ensure_ascii=False, indent=1))
+        print(to_json(data, indent=1))
     else:
         print(to_markdown(cmp, args.flips))
     if args.out:
@@ -173,16 +199,20 @@ def run_compare(args) -> int:
         except OSError as exc:
             raise OutputError(f"cannot create {out} ({exc.strerror})", where="--out") from exc
         write_json(out / "compare.json", data)
-        atomic_write_text(out / "compare.md", to_markdown(cmp, max_flips=10 ** 9) + "\n")
+        atomic_write_text(out / "compare.md", to_markdown(cmp, max_flips=10 ** 9) + "\n"
+                          + "".join(f"\n*{n}*\n" for n in notes))
         cmp["_id"] = "cmp0"
         csv_export.write_all(out / "csv", [a, b], comparisons=[cmp])
         units = {u for g in cmp["groups"] for u in g["units"]}
         for r in (a, b):                               # the browser holds the compared units only
             r.units = {k: v for k, v in r.units.items() if k in units}
         views = sample_views([a, b], [cmp])
+        if args.no_text:
+            leave_out_text(views)
         atomic_write_text(out / "compare.html", render(
             title=f"negbench comparison: {a.label} vs {b.label}", runs=[a.summary(), b.summary()],
-            tables=[], plots=[], comparisons=[cmp], samples=views, warnings=cmp["warnings"]))
+            tables=[], plots=[], comparisons=[cmp], samples=views, warnings=cmp["warnings"],
+            notes=notes))
         if not args.json:
             print(f"\njson: {out / 'compare.json'}\nhtml: {out / 'compare.html'}\ncsv: {out / 'csv'}/")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
+from negbench.integrations.tracking import REPORT_TO_HELP, report_to
 from negbench.options import names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 
@@ -101,6 +102,8 @@ def add_parser(sub) -> None:
                    help="replace a finished run of a different configuration in --output "
                         "(without it such a run is kept and the new one refused)")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
+    e.add_argument("--report-to", type=report_to, default=[], metavar="TRACKERS",
+                   help=REPORT_TO_HELP)
     add_cluster_args(r)
     r.add_argument("--config", default=None, metavar="FILE",
                    help="a YAML file of these options (keys as the long option names, e.g. "
@@ -158,7 +161,8 @@ def run(args) -> int:
                                    seeds=args.seeds, limit=args.limit, protocol=args.protocol,
                                    chat=args.chat, system_prompt=args.system_prompt,
                                    chat_layout=args.chat_layout, output=out,
-                                   overwrite=args.overwrite, shard_size=args.shard_size)
+                                   overwrite=args.overwrite, shard_size=args.shard_size,
+                                   report_to=args.report_to)
         engine = session.engine
         cache = session.cache
         pool = session.ray

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from negbench.options import whole_number
+from negbench.integrations.tracking import report_to
 
 EPILOG = """examples:
   negbench recipes                                         # every recipe and hyper-parameter
@@ -63,6 +64,11 @@ def add_parser(subparsers) -> None:
     t.add_argument("--cache", default=None,
                    help="response cache file of the evaluation (default: negbench's)")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
+    t.add_argument("--report-to", type=report_to, default=[], metavar="TRACKERS",
+                   help="log the training (loss, learning rate, …: transformers' Trainer "
+                        "report_to) and the evaluation runs to experiment trackers, "
+                        "comma-separated: tensorboard (OUT/logs), wandb, mlflow (default: none; "
+                        "docs/tracking.md)")
     t.add_argument("--general-tasks", default=None, metavar="TASK,…",
                    help="after training, run these lm-evaluation-harness tasks (e.g. "
                         "arc_easy,boolq,hellaswag; lm-eval's default settings) on the base model "
@@ -121,7 +127,7 @@ def cmd_train(args) -> int:
     from negbench.train.trainer import train
     adapter = train(recipe, model, args.out, eval=not args.no_eval, overwrite=args.overwrite,
                     restart=args.restart, device=args.device, threads=args.threads,
-                    cache=args.cache, progress=not args.quiet)
+                    cache=args.cache, progress=not args.quiet, report_to=args.report_to)
     print(f"adapter: {adapter}")
     if general:
         from pathlib import Path

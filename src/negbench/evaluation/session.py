@@ -212,7 +212,8 @@ class Session:
                  seeds: Sequence[int] | None = None, limit: int | None = None,
                  protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
                  chat_layout: str = "lm-eval", output: "str | Path | None" = None,
-                 overwrite: bool = False, shard_size: int = 20_000):
+                 overwrite: bool = False, shard_size: int = 20_000,
+                 report_to: Sequence[str] = ()):
         """Evaluate the session's model on ``tasks`` (names, ``.jsonl`` or ``.yaml`` task
         files) and return :class:`~negbench.evaluation.results.Results`.  With ``output`` the run
         folder is written as ``negbench run --output`` writes it (a killed run resumes; a
@@ -222,6 +223,13 @@ class Session:
         from negbench.evaluation.runner import RunConfig, evaluate, prepare, run_identity
         from negbench.evaluation.store import RunTarget
         check_chat_options(chat, system_prompt, chat_layout)
+        if report_to:                                 # installed, logged in: before the model
+            from negbench.integrations.tracking import check_trackers
+            if output is None:
+                from negbench.errors import OptionError
+                raise OptionError("experiment trackers log a run folder, but no output is given",
+                                  where="report_to", fix="give output=… (a run folder)")
+            check_trackers(list(report_to))
         cfg = RunConfig(model=self.spec.raw, tasks=_names(tasks), modes=_opt(modes),
                         shots=_opt(shots), seeds=_opt(seeds), limit=limit, protocol=protocol,
                         chat=chat, system_prompt=system_prompt, chat_layout=chat_layout,
@@ -246,6 +254,10 @@ class Session:
                 target.abandon()
                 raise
             target.commit()
+            if report_to:
+                from negbench.integrations.tracking import log_run
+                for line in log_run(data, target.final, list(report_to)):
+                    self.log(line)
         else:
             samples = {}
             data = evaluate(cfg, backend, engine, None, log=self.log, plan=plan, keep=samples)
@@ -284,7 +296,8 @@ def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
              seeds: Sequence[int] | None = None, limit: int | None = None,
              protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
              chat_layout: str = "lm-eval", output: "str | Path | None" = None,
-             overwrite: bool = False, shard_size: int = 20_000, **options: Any):
+             overwrite: bool = False, shard_size: int = 20_000,
+             report_to: Sequence[str] = (), **options: Any):
     """Evaluate ``model`` on ``tasks`` in a session of its own, and return
     :class:`~negbench.evaluation.results.Results` (see :meth:`Session.evaluate`).
 
@@ -298,7 +311,7 @@ def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
         return session.evaluate(tasks, modes=modes, shots=shots, seeds=seeds, limit=limit,
                                 protocol=protocol, chat=chat, system_prompt=system_prompt,
                                 chat_layout=chat_layout, output=output, overwrite=overwrite,
-                                shard_size=shard_size)
+                                shard_size=shard_size, report_to=report_to)
 
 
 def open_model(model: "str | ModelSpec" = DEFAULT_MODEL, **options: Any) -> Session:

@@ -7,12 +7,16 @@ Layout of a run folder::
     results.json           metrics per unit + provenance (versions, git commit, data fingerprints)
 
 Every file is written to a temporary name and renamed into place, so a crash never leaves a
-truncated file that a rerun would trip over.
+truncated file that a rerun would trip over; files and folders get the modes the user's umask
+gives (0644 / 0755 under umask 022), so a teammate can read a shared run.  Every JSON file is
+strict JSON (RFC 8259): a NaN or infinite number is written as ``null``, which any parser reads
+(``JSON.parse``, ``jq``, pandas); readers of metrics take ``null`` as NaN (:func:`nan_for_null`).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import platform
 import subprocess
@@ -23,6 +27,51 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from negbench.errors import DataError, OutputError
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` with every NaN / infinite float replaced by None, recursively (tuples become
+    lists): what strict JSON can hold."""
+    if isinstance(obj, float):
+        return None if (math.isnan(obj) or math.isinf(obj)) else obj
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+def to_json(obj: Any, *, indent: int | None = None, sort_keys: bool = False, default=None,
+            separators: tuple[str, str] | None = None) -> str:
+    """Strict JSON text of ``obj`` (NaN and ±infinity written as null), UTF-8 characters kept:
+    the one encoder behind every JSON file and JSON line negbench writes."""
+    kw = dict(ensure_ascii=False, indent=indent, sort_keys=sort_keys, default=default,
+              separators=separators, allow_nan=False)
+    try:
+        return json.dumps(obj, **kw)
+    except ValueError:                 # a NaN / infinity somewhere (the rare case: cleaned then)
+        if default is not None:        # objects the default turns into floats are cleaned too
+            obj = json.loads(json.dumps(obj, default=default))
+        return json.dumps(json_safe(obj), **kw)
+
+
+def nan_for_null(obj: Any) -> Any:
+    """Metrics read back from a file: None → NaN, recursively — strict JSON writes an undefined
+    metric (NaN) as null, and code that formats or averages metrics expects a float."""
+    if obj is None:
+        return float("nan")
+    if isinstance(obj, dict):
+        return {k: nan_for_null(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [nan_for_null(v) for v in obj]
+    return obj
+
+
+def _umask() -> int:
+    """The process's umask (read by setting and restoring it: the only portable way)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -48,6 +97,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~_umask())   # mkstemp makes 0600: give what open() would
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for chunk in chunks:
                 f.write(chunk)
@@ -88,12 +138,19 @@ def check_writable_folder(out: str | Path, where: str) -> Path:
     return out
 
 
-def write_json(path: str | Path, obj: Any) -> None:
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
+def write_json(path: str | Path, obj: Any, indent: int = 2, default=None) -> None:
+    """A strict JSON file, written atomically."""
+    atomic_write_text(path, to_json(obj, indent=indent, default=default) + "\n")
+
+
+def json_lines(records: Iterable[dict]) -> Iterator[str]:
+    """Strict JSON lines, one record each (for :func:`atomic_write_chunks`)."""
+    return (to_json(r) + "\n" for r in records)
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict]) -> None:
-    atomic_write_chunks(path, (json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    """A strict JSON-lines file, written atomically as the records arrive."""
+    atomic_write_chunks(path, json_lines(records))
 
 
 def read_jsonl(path: str | Path) -> list[dict]:
@@ -226,7 +283,17 @@ def load_results(run: str | Path) -> dict:
         raise DataError("results.json is not a negbench results file (no "
                         + ", ".join(repr(k) for k in missing) + ")", path=str(p),
                         fix="give a folder that a finished 'negbench run' wrote")
-    return res
+    return metrics_as_floats(res)
+
+
+def metrics_as_floats(results: dict) -> dict:
+    """``results`` with the metrics of its units and groups as written (a NaN read as NaN, a
+    null — strict JSON's NaN — as NaN too), so old and new run folders read the same."""
+    for part in ("units", "groups"):
+        for u in (results.get(part) or {}).values():
+            if isinstance(u, dict) and isinstance(u.get("metrics"), dict):
+                u["metrics"] = nan_for_null(u["metrics"])
+    return results
 
 
 # -- run folders that appear whole ----------------------------------------------------------------

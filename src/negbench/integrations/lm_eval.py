@@ -247,8 +247,6 @@ def general_eval(model: str, adapter: str | None, tasks: list[str], out: str, *,
     """Run lm-eval ``tasks`` (lm-eval's default settings) through negbench with ``adapter``
     and write lm-eval's results to ``out`` (a .json file); returns them.  Used by
     ``negbench train --general-tasks`` for the papers' general-capability tables."""
-    import json
-    from pathlib import Path
     import lm_eval
     from lm_eval.utils import handle_non_serializable, make_table
     lm = NegbenchLM(model, adapter=adapter, device=device, threads=threads,
@@ -258,9 +256,7 @@ def general_eval(model: str, adapter: str | None, tasks: list[str], out: str, *,
                                       task_manager=task_manager(tasks, include_path))
     finally:
         lm.close()
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(res, indent=2, default=handle_non_serializable,
-                               ensure_ascii=False), encoding="utf-8")
+    from negbench.evaluation.store import write_json
+    write_json(out, res, default=handle_non_serializable)
     print(make_table(res))
     return res

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import math
 import random
 from dataclasses import dataclass, field
@@ -12,13 +11,14 @@ from typing import Sequence
 from negbench import __version__
 from negbench.errors import NegbenchError, OutputError
 from negbench.report import csv_export
-from negbench.report.compare import compare_runs, to_markdown as compare_markdown
-from negbench.report.html import clean, render as render_html
+from negbench.report.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, compare_runs,
+                                     to_markdown as compare_markdown)
+from negbench.report.html import render as render_html
 from negbench.report.load import Run, load_runs, primary_metric, sample_view
 from negbench.report.paper_tables import Context, build_tables
 from negbench.report.schema import REPORT_SCHEMA
 from negbench.report.tables import Table
-from negbench.evaluation.store import atomic_write_text, write_json
+from negbench.evaluation.store import atomic_write_text, json_safe, write_json
 
 FORMATS = ("md", "tex", "html", "json", "csv", "plots")
 #: Samples the HTML browser holds by default; above it, the first N of each unit (a warning says so).
@@ -35,15 +35,16 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     sample_limit: int | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return clean({
+        return json_safe({
             "schema": REPORT_SCHEMA, "negbench": __version__,
             "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "runs": [r.summary() for r in self.runs], "tables": [t.to_dict() for t in self.tables],
             "plots": [p.to_dict() for p in self.plots],
             "comparisons": [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.comparisons],
-            "warnings": list(self.warnings), "files": dict(self.files)})
+            "warnings": list(self.warnings), "notes": list(self.notes), "files": dict(self.files)})
 
 
 def check_metrics(run: Run, recompute: bool = False) -> list[str]:
@@ -82,10 +83,12 @@ def check_metrics(run: Run, recompute: bool = False) -> list[str]:
 
 def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None,
           groups: dict[str, list[str]] | None = None, baseline: int | None = 0,
-          recompute: bool = False, plots: bool = True, n_resamples: int = 2000, seed: int = 0,
+          recompute: bool = False, plots: bool = True, n_resamples: int = BOOTSTRAP_RESAMPLES,
+          seed: int = BOOTSTRAP_SEED,
           alpha: float = 0.05, max_samples_per_unit: int | None = None, force: bool = False,
-          all_samples: bool = False) -> Report:
-    """Everything a report shows, in memory (nothing written)."""
+          all_samples: bool = False, text: bool = True) -> Report:
+    """Everything a report shows, in memory (nothing written).  ``text=False``: no dataset text
+    (:func:`leave_out_text`)."""
     runs = load_runs(paths, labels)
     warnings: list[str] = []
     for r in runs:
@@ -126,12 +129,41 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
     if max_samples_per_unit:
         warnings.append(f"the sample browser holds at most {max_samples_per_unit} samples per unit "
                         "(--max-samples / --all-samples); tables and comparisons use all of them")
+    if not text:
+        leave_out_text(views, comparisons)
     rep = Report(runs, tables, [], comparisons, views, warnings)
     rep.sample_limit = max_samples_per_unit
+    rep.notes = [] if text else [NO_TEXT_NOTE]
     if plots:
         from negbench.report.plots import all_plots
         rep.plots = all_plots(ctx)
     return rep
+
+
+NO_TEXT_NOTE = ("Dataset text is left out of this report (--no-text): no prompts, sentences, "
+                "choices' wording, model outputs or answer texts; ids, labels, scores and "
+                "correctness remain.")
+
+
+def leave_out_text(views: list[dict], comparisons: Sequence[dict] = ()) -> None:
+    """Remove the dataset's words from sample views and flipped items, in place, for a report
+    that can be shared where the data may not be (test sets kept out of training corpora,
+    licences without redistribution): prompts and outputs go, a choice is named by its number
+    ("choice 2", the answer and gold too when they are choices), free-text answers and
+    several-word metadata (CONDAQA's answer spans) go; ids, labels and scores stay."""
+    for v in views:
+        v.pop("prompt", None)
+        v.pop("output", None)
+        names = {}
+        if v.get("choices"):
+            names = {c[0]: f"choice {k + 1}" for k, c in reversed(list(enumerate(v["choices"])))}
+            v["choices"] = [[f"choice {k + 1}", c[1]] for k, c in enumerate(v["choices"])]
+        v["pred"], v["gold"] = names.get(v.get("pred")), names.get(v.get("gold"))
+        v["meta"] = {k: x for k, x in (v.get("meta") or {}).items()
+                     if not (isinstance(x, str) and len(x.split()) > 1)}
+    for c in comparisons:
+        for f in c.get("flips", ()):
+            f["a_pred"] = f["b_pred"] = f["gold"] = None
 
 
 def browsable_subset(n: int, k: int, must: set[int] = frozenset(), *, seed: str = "") -> list[int]:
@@ -204,6 +236,7 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
             parts += [compare_markdown(c), ""]
         for w in rep.warnings:
             parts += [f"*warning: {w}*", ""]
+        parts += [f"*{n}*\n" for n in rep.notes]
         atomic_write_text(out / "report.md", "\n".join(parts))
         files["md"] = "report.md"
     if "tex" in fmts:
@@ -217,23 +250,17 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
     for i, c in enumerate(rep.comparisons):
         if "json" in fmts:
             name = f"compare-{c['_id']}.json"
-            write_json(out / name, clean({k: v for k, v in c.items() if not k.startswith("_")}))
+            write_json(out / name, {k: v for k, v in c.items() if not k.startswith("_")})
             files[f"compare/{c['_id']}"] = name
     if "html" in fmts:
         atomic_write_text(out / "report.html", render_html(
             title=title, runs=[r.summary() for r in rep.runs], tables=rep.tables, plots=rep.plots,
             comparisons=rep.comparisons, samples=rep.views, warnings=rep.warnings,
-            sample_limit=rep.sample_limit))
+            notes=rep.notes, sample_limit=rep.sample_limit))
         files["html"] = "report.html"
     if "json" in fmts:
         files["json"] = "report.json"
         rep.files = files
-        atomic_write_text(out / "report.json", json.dumps(rep.to_dict(), ensure_ascii=False, indent=1,
-                                                           allow_nan=False) + "\n")
+        write_json(out / "report.json", rep.to_dict(), indent=1)
     rep.files = files
-    for rel in files.values():                         # readable by others (mkstemp makes 0600)
-        p = out / rel
-        for f in ([p] if p.is_file() else p.rglob("*") if p.is_dir() else []):
-            if f.is_file():
-                f.chmod(0o644)
     return files

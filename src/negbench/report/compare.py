@@ -22,6 +22,7 @@ documents, is the one to trust for seed-averaged groups.
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Any, Sequence
 
 from negbench.errors import DataError
@@ -43,9 +44,22 @@ def mcnemar(b: int, c: int) -> dict:
             "chi2_p": math.erfc(math.sqrt(chi2 / 2))}
 
 
+#: The bootstrap every comparison uses unless told otherwise (``negbench compare``, ``negbench
+#: report``, ``negbench train``'s base-vs-adapter comparison): 10,000 resamples, seed 0.  With
+#: these the p-values agree to about ±0.005 with any other seed; fewer resamples move them more.
+BOOTSTRAP_RESAMPLES = 10_000
+BOOTSTRAP_SEED = 0
+
+
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence[Any] | None = None,
-                     n_resamples: int = 10000, seed: int = 0, alpha: float = 0.05) -> dict:
-    """Bootstrap of mean(b − a) over paired items, resampling clusters (default: each item)."""
+                     n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                     alpha: float = 0.05) -> dict:
+    """Bootstrap of mean(b − a) over paired items, resampling clusters (default: each item).
+
+    A resample's mean depends only on how many drawn clusters have each (sum of differences,
+    items) value, so when few such values exist (0/1 scores: at most three per cluster size) the
+    counts are drawn at once from the multinomial of their frequencies — the same bootstrap
+    distribution as drawing cluster indices, in milliseconds for 381k items instead of a minute."""
     import numpy as np
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if len(d) == 0:
@@ -59,11 +73,20 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence[
     C = len(sums)
     rng = np.random.default_rng(seed)
     stats = np.empty(n_resamples)
-    chunk = max(1, min(n_resamples, 2_000_000 // max(C, 1)))
-    for s in range(0, n_resamples, chunk):
-        e = min(n_resamples, s + chunk)
-        idx = rng.integers(0, C, size=(e - s, C))
-        stats[s:e] = sums[idx].sum(1) / cnts[idx].sum(1)
+    kinds, freq = np.unique(np.stack([sums, cnts], 1), axis=0, return_counts=True)
+    if len(kinds) <= 256:
+        k_sums, k_cnts, pvals = kinds[:, 0], kinds[:, 1], freq / C
+        chunk = max(1, min(n_resamples, 2_000_000 // len(kinds)))
+        for s in range(0, n_resamples, chunk):
+            e = min(n_resamples, s + chunk)
+            w = rng.multinomial(C, pvals, size=e - s).astype(float)
+            stats[s:e] = (w @ k_sums) / (w @ k_cnts)
+    else:
+        chunk = max(1, min(n_resamples, 2_000_000 // max(C, 1)))
+        for s in range(0, n_resamples, chunk):
+            e = min(n_resamples, s + chunk)
+            idx = rng.integers(0, C, size=(e - s, C))
+            stats[s:e] = sums[idx].sum(1) / cnts[idx].sum(1)
     lo, hi = np.percentile(stats, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     p = min(1.0, 2 * min(float(np.mean(stats <= 0)), float(np.mean(stats >= 0))))
     return {"delta": float(d.mean()), "ci_low": float(lo), "ci_high": float(hi), "p": p,
@@ -90,8 +113,9 @@ def _check_data(a: Run, b: Run, tasks: Sequence[str], force: bool) -> list[str]:
     return warnings
 
 
-def compare_runs(a: Run, b: Run, tasks: Sequence[str] | None = None, n_resamples: int = 10000,
-                 seed: int = 0, alpha: float = 0.05, force: bool = False) -> dict:
+def compare_runs(a: Run, b: Run, tasks: Sequence[str] | None = None,
+                 n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
+                 alpha: float = 0.05, force: bool = False) -> dict:
     """Per-sample comparison of run ``b`` against run ``a`` (schema ``negbench.compare/1``)."""
     ta, tb = a.tasks(), b.tasks()
     common = [t for t in ta if t in tb]
@@ -229,6 +253,23 @@ def comparison_rows(cmp: dict, level: str = "groups") -> tuple[list[str], list[l
     return head, rows
 
 
+#: Columns of the console and Markdown text a flipped item's answers are wrapped to.
+WRAP = 100
+
+
+def flip_lines(f: dict, width: int = WRAP) -> list[str]:
+    """One flipped item as a Markdown list item: its unit, document and change, then A's answer,
+    B's answer and the gold answer each in full, wrapped (long answers often share a long
+    beginning and differ only at the end, so no answer is cut)."""
+    out = [f"- {f['unit']}, doc {f['doc_id']}: {f['change']}"]
+    for label, text in (("A", f["a_pred"]), ("B", f["b_pred"]), ("gold", f["gold"])):
+        text = "–" if text is None else str(text).replace("\r\n", "\n").replace("\n", " ⏎ ")
+        out += textwrap.wrap(f"{label}: {text}", width, initial_indent="  - ",
+                             subsequent_indent="    ", break_long_words=True,
+                             break_on_hyphens=False) or [f"  - {label}:"]
+    return out
+
+
 def to_markdown(cmp: dict, max_flips: int = 20) -> str:
     a, b = cmp["a"]["label"], cmp["b"]["label"]
     head, rows = comparison_rows(cmp)
@@ -237,12 +278,11 @@ def to_markdown(cmp: dict, max_flips: int = 20) -> str:
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     if cmp["flips"] and max_flips:
-        lines += ["", f"Flipped items (first {min(max_flips, len(cmp['flips']))} of {len(cmp['flips'])}):",
-                  "", "| unit | doc | change | A answer | B answer | gold |", "|---|---|---|---|---|---|"]
+        shown = min(max_flips, len(cmp["flips"]))
+        lines += ["", f"Flipped items: {'' if shown == len(cmp['flips']) else f'first {shown} of '}"
+                      f"{len(cmp['flips'])} (answers in full)", ""]
         for f in cmp["flips"][:max_flips]:
-            lines.append("| " + " | ".join(str(x).replace("|", "\\|")[:60] for x in
-                                           (f["unit"], f["doc_id"], f["change"], f["a_pred"],
-                                            f["b_pred"], f["gold"])) + " |")
+            lines += flip_lines(f)
     for w in cmp["warnings"]:
         lines += ["", f"*warning: {w}*"]
     if cmp["skipped"]:

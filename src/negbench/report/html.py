@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import html as _html
-import json
-import math
 from typing import Any, Sequence
 
 from negbench import __version__
+from negbench.evaluation.store import to_json
 
 CSS = r"""
 :root{--bg:#fff;--fg:#1d2330;--mut:#5b6475;--line:#dfe3ea;--acc:#2458c6;--ok:#1b7f3b;--bad:#b3261e;--sel:#fff3b0}
@@ -170,20 +169,9 @@ setup(); state=parseHash(); render(); checkRender(); scrollToView();
 
 
 def _json_script(id_: str, obj: Any) -> str:
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    text = to_json(obj, separators=(",", ":"), default=str)
     return (f'<script type="application/json" id="{id_}">'
             + text.replace("</", "<\\/").replace("<!--", "<\\!--") + "</script>")
-
-
-def clean(obj: Any) -> Any:
-    """NaN / infinity → None, recursively (strict JSON)."""
-    if isinstance(obj, float):
-        return None if (math.isnan(obj) or math.isinf(obj)) else obj
-    if isinstance(obj, dict):
-        return {k: clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [clean(v) for v in obj]
-    return obj
 
 
 def _esc(s: Any) -> str:
@@ -328,8 +316,8 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
                '<button id="f-clear">clear filters</button><div id="nb-count"></div><div id="nb-list"></div>'
                '<button id="f-more">show more</button></aside></div>')
     out.append(f'<div id="nb-status" hidden data-limit="{sample_limit or ""}"></div>')
-    out.append(_json_script("nb-samples", clean(samples)))
-    out.append(_json_script("nb-refs", clean(refs)))
-    out.append(_json_script("nb-runs", clean([{"index": r["index"], "label": r["label"]} for r in runs])))
+    out.append(_json_script("nb-samples", samples))
+    out.append(_json_script("nb-refs", refs))
+    out.append(_json_script("nb-runs", [{"index": r["index"], "label": r["label"]} for r in runs]))
     out.append(f"<script>{JS}</script></body></html>")
     return "\n".join(out)

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from negbench.errors import DataError, OutputError
 from negbench.tasks.common.negation_errors import predicted_index
 from negbench.tasks.records import iter_jsonl
+from negbench.evaluation.store import metrics_as_floats
 
 #: results.json versions this package reads (``schema`` written by :mod:`negbench.evaluation.runner`).
 RESULTS_SCHEMAS = (1,)
@@ -241,6 +242,7 @@ def load_run(path: str | Path, label: str | None = None, check_samples: bool = T
     if not isinstance(results, dict) or not isinstance(results.get("units"), dict):
         raise DataError("results.json has no 'units' object", path=str(rp), field="units",
                         fix="give a folder written by 'negbench run'")
+    metrics_as_floats(results)                       # null (strict JSON's NaN) read as NaN
     if results.get("schema") not in RESULTS_SCHEMAS:
         raise DataError(f"unknown results schema {results.get('schema')!r} (this negbench reads "
                         f"{', '.join(map(str, RESULTS_SCHEMAS))})", path=str(rp), field="schema",

@@ -120,6 +120,7 @@ REPORT = {
                                                             "files": {"type": "array", "items": _str}}}},
         "comparisons": {"type": "array", "items": COMPARE},
         "warnings": {"type": "array", "items": _str},
+        "notes": {"type": "array", "items": _str},
         "files": {"type": "object"},
     },
 }

@@ -452,9 +452,8 @@ def _now() -> str:
 
 
 def _write_matrix(p: Plan, m: dict) -> None:
-    from negbench.report.html import clean
     from negbench.evaluation.store import write_json
-    write_json(p.out / "matrix.json", clean(m))
+    write_json(p.out / "matrix.json", m)
 
 
 def execute(p: Plan, log: Callable[[str], None] = _log_default, ray=None) -> dict:
@@ -507,12 +506,10 @@ def execute(p: Plan, log: Callable[[str], None] = _log_default, ray=None) -> dic
     m["finished"] = _now()
     m["stats"] = {**stats, "wall_s": round(time.perf_counter() - t0, 1)}
     _write_matrix(p, m)
-    from negbench.report.html import clean
-    m = clean(m)
+    from negbench.evaluation.store import json_safe
+    m = json_safe(m)
     atomic_write_text(p.out / "matrix.md", to_markdown(m))
     save_heatmap(m, p.out / "heatmap.png")
-    for f in ("matrix.json", "matrix.md", "heatmap.png", EXPERIMENT_JSON):
-        (p.out / f).chmod(0o644)                       # mkstemp makes 0600: readable by others
     return m
 
 

@@ -20,7 +20,6 @@ response in ``output``, so the text trained on is the same; README.txt says whic
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -146,7 +145,7 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
     if split:
         r = apply(r, [("data_split", split, "--split")])
     model = model or (MULTILINGUAL_DEFAULT if r.language != "en" else DEFAULT_MODEL)
-    src = resolve(model)
+    src = resolve(model, check_hub=False)          # the config names it; nothing is loaded
     if template is not None and not re.fullmatch(r"[A-Za-z0-9_.\-]+", template):
         raise OptionError(f"--template {template!r} is not a LLaMA-Factory template name",
                           where="--template", fix="e.g. llama3, qwen, gemma3, empty")
@@ -227,7 +226,7 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
     from negbench.evaluation.store import atomic_write_text, write_json
     out.mkdir(parents=True, exist_ok=True)
     data_file = out / f"{name}.json"
-    atomic_write_text(data_file, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+    write_json(data_file, records, indent=1)
     write_json(out / "dataset_info.json", {name: {"file_name": data_file.name,
                                                   "formatting": "alpaca",
                                                   "columns": dict(ALPACA_COLUMNS)}})
@@ -262,8 +261,6 @@ def export_llama_factory(out: str | Path, recipe: str, *, model: str | None = No
         "", "Settings LLaMA-Factory cannot express (negbench train applies them; LLaMA-Factory "
         "will not):", *([f"  - {c}" for c in remaining] or ["  - none"]), ""]
     atomic_write_text(out / README, "\n".join(lines))
-    for f in (data_file, out / "dataset_info.json", out / yaml_name, out / README):
-        f.chmod(0o644)                                 # mkstemp makes 0600: readable by others
     return {"dir": str(out), "n_records": len(records), "dataset": name, "template": kind,
             "llamafactory_template": lf_template, "notes": notes, "not_expressible": remaining,
             "files": {"data": str(data_file), "dataset_info": str(out / "dataset_info.json"),

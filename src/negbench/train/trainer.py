@@ -127,7 +127,8 @@ def eval_task_spec(recipe: Recipe, data: TrainingData | None = None) -> str:
 
 def eval_run(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
              adapter: Path | None = None, device: str = "auto", cache: str | None = None,
-             overwrite: bool = False, quiet: bool = False, threads: int | None = None):
+             overwrite: bool = False, quiet: bool = False, threads: int | None = None,
+             report_to: Sequence[str] = ()):
     """One side of the evaluation — the recipe's protocol (zero-shot, its modes, its limit) —
     through :func:`negbench.evaluation.session.evaluate` into the run folder ``output``, printed as
     ``negbench run`` prints it.  A task that picks its prompt by itself (notadataset follows the
@@ -141,7 +142,8 @@ def eval_run(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
                    modes=list(recipe.eval_modes) or None, limit=limit, chat=chat,
                    adapter=str(adapter) if adapter is not None else None,
                    cache=None if cache == "none" else (cache or True), overwrite=overwrite,
-                   progress=not quiet, threads=threads or None)
+                   progress=not quiet, threads=threads or None,
+                   report_to=report_to)
     print(run_report(res))
     return res
 
@@ -404,7 +406,7 @@ def train(recipe: str | Recipe, model: str, out: str | Path, *, data: str | None
           max_steps: int | None = None, overwrite: bool = False, restart: bool = False,
           device: str = "auto", threads: int | None = None, cache: str | None = None,
           progress: bool = True, log: Callable[[str], None] | None = None,
-          callbacks: Sequence = ()) -> Path:
+          callbacks: Sequence = (), report_to: Sequence[str] = ()) -> Path:
     """Train a LoRA adapter of ``model`` with ``recipe`` into ``out``/adapter and return that
     folder; with ``eval``, evaluate the base model and the adapter and compare them.
 
@@ -412,7 +414,8 @@ def train(recipe: str | Recipe, model: str, out: str | Path, *, data: str | None
     ``overrides`` a mapping or ``key=value`` strings; ``data`` replaces the recipe's training
     data.  ``restart`` discards an unfinished training instead of resuming it.  ``cache``: the
     evaluation's response cache file (``"none"``: no cache).  ``callbacks``: extra
-    ``TrainerCallback``\\ s.
+    ``TrainerCallback``\\ s.  ``report_to``: experiment trackers (:mod:`negbench.integrations.tracking`) that
+    get the training's logs and the evaluation runs.
     """
     import warnings
     import torch
@@ -424,16 +427,18 @@ def train(recipe: str | Recipe, model: str, out: str | Path, *, data: str | None
                           eval=eval, eval_limit=eval_limit, max_steps=max_steps,
                           overwrite=overwrite, restart=restart, device=device, threads=threads,
                           cache=cache, progress=progress, log=log or _log_default,
-                          callbacks=callbacks)
+                          callbacks=callbacks, report_to=list(report_to))
     finally:
         torch.set_num_threads(threads0)          # --threads applies to this training only
 
 
 def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max_steps, overwrite,
-           restart, device, threads, cache, progress, log, callbacks) -> Path:
+           restart, device, threads, cache, progress, log, callbacks, report_to) -> Path:
     r = resolve_recipe(recipe, config=config, overrides=overrides, data=data,
                        max_steps=max_steps, eval_limit=eval_limit)
     require("peft")
+    from negbench.integrations.tracking import check_trackers, trainer_settings
+    check_trackers(report_to)                  # installed, logged in: before anything loads
     layout = Layout(Path(out).expanduser())
     from negbench.backends.sources import resolve, source_fingerprint
     src = resolve(model)
@@ -462,7 +467,8 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
                 "data): reusing it")
             if eval:
                 evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                                 overwrite=overwrite, quiet=not progress, threads=threads, log=log)
+                                 overwrite=overwrite, quiet=not progress, threads=threads, log=log,
+                                 report_to=report_to)
             return layout.adapter
         if not overwrite:
             diff = _identity_diff(old.get("identity") or {}, identity)
@@ -478,7 +484,8 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
         _finish(layout)                            # killed between saving and moving into place
         if eval:
             evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                             overwrite=True, quiet=not progress, threads=threads, log=log)
+                             overwrite=True, quiet=not progress, threads=threads, log=log,
+                             report_to=report_to)
         return layout.adapter
     layout.created = not layout.out.exists()
     resume = _prepare_staging(layout, identity, restart, log)
@@ -494,9 +501,11 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
             log("note: " + n)
         set_seed(r.seed)
         peft_model = _lora(base, r)
-        args = training_arguments(r, layout.checkpoints, dev, bf16)
+        tracked, tracker_callbacks = trainer_settings(report_to, layout.out,
+                                                      f"negbench-train-{r.name}-{layout.out.name}")
+        args = training_arguments(r, layout.checkpoints, dev, bf16, **tracked)
         trainer = make_trainer(peft_model, args, tdata.examples, tok, r.prompt_loss_weight > 0,
-                               [progress_callback(progress), *callbacks])
+                               [progress_callback(progress), *tracker_callbacks, *callbacks])
         n_train = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
         n_all = sum(p.numel() for p in peft_model.parameters())
         log(f"training {r.name}: {len(tdata.examples)} examples ({tdata.template} template), "
@@ -549,7 +558,8 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
     del trainer, peft_model, base
     if eval:                        # runs of an earlier adapter in DIR/eval are stale: replace them
         evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                         overwrite=True, quiet=not progress, threads=threads, log=log)
+                         overwrite=True, quiet=not progress, threads=threads, log=log,
+                         report_to=report_to)
     return layout.adapter
 
 
@@ -649,11 +659,11 @@ def _commit(layout: Layout) -> None:
 def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat: bool, *,
                      device: str = "auto", cache: str | None = None, overwrite: bool = False,
                      quiet: bool = False, threads: int | None = None,
-                     log: Callable[[str], None] = _log_default) -> dict:
+                     log: Callable[[str], None] = _log_default,
+                     report_to: Sequence[str] = ()) -> dict:
     """Base model and adapter on the recipe's protocol (``negbench run`` twice), then
     ``negbench compare`` of the two into ``out``/compare.md and compare.json."""
     from negbench.report.compare import compare_runs, to_markdown
-    from negbench.report.html import clean
     from negbench.report.load import load_runs
     runs = {}
     for which, adapter in (("base", None), ("adapter", layout.adapter)):
@@ -661,7 +671,8 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
         log(f"evaluating the {which} model on {task} ({', '.join(recipe.eval_modes) or 'default modes'}, "
             f"zero-shot{', chat template' if chat else ''}) -> {out}")
         eval_run(recipe, model, task, out, chat=chat, adapter=adapter, device=device,
-                 cache=cache, overwrite=overwrite, quiet=quiet, threads=threads)
+                 cache=cache, overwrite=overwrite, quiet=quiet, threads=threads,
+                 report_to=report_to)
         runs[which] = out
     a, b = load_runs([runs["base"], runs["adapter"]], ["base", f"base+{recipe.name}"])
     cmp = compare_runs(a, b)
@@ -669,7 +680,7 @@ def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat
             f"({recipe.paper}); evaluation `{task}`, zero-shot. Runs: `{runs['base']}`, "
             f"`{runs['adapter']}`.\n\n")
     atomic_write_text(layout.out / "compare.md", head + to_markdown(cmp, max_flips=50) + "\n")
-    write_json(layout.out / "compare.json", clean(cmp))
+    write_json(layout.out / "compare.json", cmp)
     print("\n" + to_markdown(cmp, max_flips=10))
     print(f"\ncompare: {layout.out / 'compare.md'}\nreport:  negbench report {runs['base']} "
           f"{runs['adapter']}   (the 'After SFT' rows)")

@@ -298,12 +298,14 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
                         "which is not installed", path=where,
                         fix="pip install datasets, or use a local folder of the official release "
                             "(NEGBENCH_DATA / NEGBENCH_CONDAQA)") from None
+    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
+    offline_when_unreachable()              # unreachable: the cache only, no retries
     try:
         ds = datasets.load_dataset(dataset_id, split=_HF_SPLITS[split])
     except Exception as exc:  # network, unknown id, … — report it as a data problem
         raise DataError(f"could not load {dataset_id} split {_HF_SPLITS[split]} "
                         f"({type(exc).__name__}: {exc})", path=where,
-                        fix="check the id and the network, or use a local folder") from None
+                        fix=hub_data_fix("use a local folder of the release")) from None
     src = f"{where}/{_HF_SPLITS[split]}"
     rows = [(_parse(dict(obj), src, f"row {n}", None), src, n) for n, obj in enumerate(ds)]
     if not rows:

@@ -3,11 +3,10 @@ official repository, the loader's own validation, and its JSON-array files (the 
 sheets are :mod:`negbench.builders.mcq`'s)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from negbench.builders.mcq import McqLanguage
-from negbench.evaluation.store import atomic_write_text
+from negbench.evaluation.store import write_json
 
 
 def release_path(out: Path, split: str) -> tuple[Path, Path]:
@@ -23,7 +22,7 @@ def check_release(records: list[dict], split: str, path: str) -> None:
 
 
 def write_release(path: Path, records: list[dict]) -> None:
-    atomic_write_text(path, json.dumps(records, ensure_ascii=False, indent=1) + "\n")
+    write_json(path, records, indent=1)
 
 
 LANGUAGE = McqLanguage("ko", "konubench", "NEGBENCH_KONUBENCH", ("train", "validation", "test"),

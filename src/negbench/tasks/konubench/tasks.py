@@ -273,12 +273,14 @@ def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str):
         raise DataError(f"loading {what} from the Hugging Face hub needs the 'datasets' package, "
                         "which is not installed", path=where,
                         fix="pip install datasets, or use a local folder of the official release") from None
+    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
+    offline_when_unreachable()              # unreachable: the cache only, no retries
     try:
         args = (dataset_id, config) if config else (dataset_id,)
         return datasets.load_dataset(*args, split=split)
     except Exception as exc:  # network, unknown id, … — report it as a data problem
         raise DataError(f"could not load {dataset_id} split {split} ({type(exc).__name__}: {exc})",
-                        path=where, fix="check the id and the network, or use a local folder") from None
+                        path=where, fix=hub_data_fix("use a local folder of the release")) from None
 
 
 def _load_hf(dataset_id: str, split: str) -> list[Doc]:

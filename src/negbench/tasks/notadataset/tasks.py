@@ -325,13 +325,15 @@ def read_hub(dataset_id: str = HF_ID) -> Release:
     except ImportError:
         raise DataError("loading from the Hugging Face hub needs the 'datasets' package", path=where,
                         fix="pip install datasets, or use the raw release zip") from None
+    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
+    offline_when_unreachable()              # unreachable: the cache only, no retries
     rows = []
     for split, hub_split in (("train", "train"), ("dev", "validation"), ("test", "test")):
         try:
             ds = datasets.load_dataset(dataset_id, split=hub_split)
         except Exception as exc:  # network, unknown id …: a data problem for the user
             raise DataError(f"could not load {dataset_id} {hub_split} ({type(exc).__name__}: {exc})",
-                            path=where, fix="check the id and the network, or use the raw zip") from None
+                            path=where, fix=hub_data_fix("use the raw release zip")) from None
         rows += [(split, parse_hub_record(dict(o), f"{where}/{hub_split}", f"record {i}"))
                  for i, o in enumerate(ds)]
     return _collect(rows, where)

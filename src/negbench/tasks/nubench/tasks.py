@@ -393,6 +393,8 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
                         "package, which is not installed", path=where,
                         fix="pip install datasets, or use a local folder of the release "
                             "(NEGBENCH_DATA / NEGBENCH_NUBENCH)") from None
+    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
+    offline_when_unreachable()              # unreachable: the cache only, no retries
     config = HF_CONFIGS[split]
     tried = [config]
     try:
@@ -417,7 +419,7 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
         if ds is None:
             raise DataError(f"could not load {dataset_id} ({'/'.join(tried)}) split {split} "
                             f"({first})", path=where,
-                            fix="check the id and the network, or use a local folder") from None
+                            fix=hub_data_fix("use a local folder of the release")) from None
     src = f"{where}/{config}/{split}"
     objs = [dict(o) for o in ds]
     if not objs:

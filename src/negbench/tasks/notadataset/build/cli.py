@@ -6,7 +6,6 @@ with the same settings is a no-op.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -98,7 +97,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
     from negbench.tasks.notadataset.build import templates as TP
     from negbench.tasks.notadataset.build import triples as T
     from negbench.tasks.notadataset.build.wordnet import open_wordnet
-    from negbench.evaluation.store import atomic_write_text, git_commit, package_versions
+    from negbench.evaluation.store import atomic_write_text, git_commit, package_versions, to_json
     from negbench.tasks.notadataset.tasks import PAPER_TABLE2
 
     # -- validate everything before any work or write ------------------------------------------
@@ -184,7 +183,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
         if stale.name not in written:
             stale.unlink()
     TP.write_jsonl(out / "notadataset.jsonl", blocks)
-    text = json.dumps(manifest, indent=1, ensure_ascii=False) + "\n"
+    text = to_json(manifest, indent=1) + "\n"
     mp = out / "manifest.json"
     if not (mp.is_file() and mp.read_text(encoding="utf-8") == text):
         atomic_write_text(mp, text)

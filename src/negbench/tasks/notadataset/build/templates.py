@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from negbench.tasks.notadataset.build import inflect_en
 from negbench.tasks.notadataset.build.wordnet import release_definition
 from negbench.errors import DataError, NegbenchError
-from negbench.evaluation.store import atomic_write_text
+from negbench.evaluation.store import atomic_write_text, json_lines, to_json
 
 if TYPE_CHECKING:                                          # pragma: no cover
     from negbench.tasks.notadataset.build.triples import Term, Triple
@@ -421,7 +421,7 @@ def write_templates(out_dir: str | os.PathLike, templates: Templates) -> list[Pa
     out = []
     for pid, pt in sorted(templates.items()):
         path = Path(out_dir) / f"{pid:02d}.json"
-        text = json.dumps(pattern_to_json(pt), indent=1, ensure_ascii=False) + "\n"
+        text = to_json(pattern_to_json(pt), indent=1) + "\n"
         if not (path.is_file() and path.read_text(encoding="utf-8") == text):
             atomic_write_text(path, text)
         out.append(path)
@@ -477,7 +477,7 @@ def jsonl_records(blocks: Iterable[RawBlock], first_test_id: int = 0) -> Iterabl
 def write_jsonl(path: str | os.PathLike, blocks: Iterable[RawBlock]) -> Path:
     """JSON lines with the hub release's field names (atomic), loadable by ``notadataset``."""
     p = Path(path)
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in jsonl_records(blocks))
+    text = "".join(json_lines(jsonl_records(blocks)))
     if not (p.is_file() and p.read_text(encoding="utf-8") == text):
         atomic_write_text(p, text)
     return p
