@@ -182,7 +182,7 @@ def test_no_text_leaves_the_dataset_out_of_report_and_compare(shared, tmp_path):
 def test_report_and_compare_give_the_same_p_by_default(shared):
     """One bootstrap default (resamples and seed) for compare and report."""
     from negbench.report.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-    from negbench.report.cli import BOOTSTRAP_HELP
+    from negbench.cli.report import BOOTSTRAP_HELP
     home = shared["home"]
     cmp = strict(shared["compare_json"])
     rep = strict((home / "rep" / "report.json").read_text())["comparisons"][0]
