@@ -85,7 +85,9 @@ class EngineConfig:
                                          # the unit of work of a Ray pool (negbench.cluster)
     plan: str = "auto"                   # "auto": the trie, or padded rows where the cost model
                                          # says sharing cannot pay; "trie"; "padded"
-    prefetch: bool = True                # prepare the next forward call on a worker thread
+    prefetch: bool | None = None         # prepare the next forward call on a worker thread while
+                                         # one runs; None: on a GPU only (on a CPU the thread
+                                         # takes cores from the forward)
 
 
 @dataclass
@@ -401,7 +403,7 @@ class Engine:
 
         live = [c for c, call in enumerate(calls) if call.free is None]
         following = dict(zip(live, live[1:]))
-        pool = _prefetcher(cfg)
+        pool = _prefetcher(cfg, be)
         ahead: dict[int, object] = {}
         try:
             for c, call in enumerate(calls):
@@ -982,8 +984,11 @@ def _forward_clock(backend) -> float:
     return float(clock()) if callable(clock) else 0.0
 
 
-def _prefetcher(cfg: EngineConfig):
-    if not cfg.prefetch:
+def _prefetcher(cfg: EngineConfig, backend):
+    on = cfg.prefetch
+    if on is None:
+        on = str(getattr(backend, "device", "cpu")).startswith("cuda")
+    if not on:
         return None
     from concurrent.futures import ThreadPoolExecutor
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="negbench-prefetch")

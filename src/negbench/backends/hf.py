@@ -307,9 +307,11 @@ class HFBackend(HFTokenization):
                 end = torch.where(col[None, :] <= last, last, col[None, :])
             if end is None:                    # causal; positions prefix_len + index (default)
                 mask, position_ids = None, None
+            elif self.attention == "flex_attention":
+                mask = flex_masks(torch, st.pos, end, prefix_len, self.windows)
+                position_ids = st.pos
             else:
-                build = flex_masks if self.attention == "flex_attention" else sdpa_masks
-                mask = build(torch, st.pos, end, prefix_len, self.windows)
+                mask = sdpa_masks(torch, st.pos, end, prefix_len, self.windows)
                 position_ids = st.pos
             cache = None
             if prefix is not None:
