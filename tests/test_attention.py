@@ -311,3 +311,40 @@ def test_tokenisation_by_pieces_on_the_embedded_tokenizers(name, monkeypatch):
             whole = tok(left + right, add_special_tokens=False)["input_ids"]
             assert whole == (tok(left, add_special_tokens=False)["input_ids"]
                              + tok(right, add_special_tokens=False)["input_ids"])
+
+
+@pytest.mark.parametrize("softcap", [None, 30.0])
+def test_gpu_head_tiles_match_float64(softcap):
+    """The GPU tiling of the output head (the whole vocabulary per block of rows; 16-bit matrix
+    products with float32 log-sum-exp), run here on the CPU: float32 weights give the float64
+    log-softmax to 2e-5 and the same argmax; bfloat16 weights stay within 0.05 nats of a
+    float64 computation on the same (rounded) weights."""
+    import torch
+    from negbench.backends import hf
+    torch.manual_seed(0)
+    V, d, n = 5003, 32, 70
+    head = torch.nn.Linear(d, V, bias=False)
+    torch.nn.init.normal_(head.weight, std=0.5)
+    hidden = torch.randn(n, d)
+    targets = [sorted({int(x) for x in torch.randint(0, V, (1 + i % 3,))}) for i in range(n)]
+    t_query = np.asarray([i for i, t in enumerate(targets) for _ in t], dtype=np.int64)
+    t_token = np.asarray([x for t in targets for x in t], dtype=np.int64)
+    for dtype, tol in ((torch.float32, 2e-5), (torch.bfloat16, 0.05)):
+        h, w = hidden.to(dtype), head.to(dtype)
+        with torch.inference_mode():
+            logits = h.double() @ w.weight.double().T
+            if softcap:
+                logits = torch.tanh(logits / softcap) * softcap
+            ref = torch.log_softmax(logits, -1)
+            for budget in (hf.GPU_HEAD_BUDGET, 7 * V):       # one tile, and blocks of 7 rows
+                old = hf.GPU_HEAD_BUDGET
+                hf.GPU_HEAD_BUDGET = budget
+                try:
+                    lp, am = hf.head_scores(torch, h, w, t_query, torch.from_numpy(t_query),
+                                            torch.from_numpy(t_token), softcap, gpu=True)
+                finally:
+                    hf.GPU_HEAD_BUDGET = old
+                want = ref[torch.from_numpy(t_query), torch.from_numpy(t_token)]
+                assert float((lp.double() - want).abs().max()) < tol
+                if dtype is torch.float32:
+                    assert am.tolist() == ref.argmax(-1).tolist()
