@@ -292,23 +292,24 @@ class Engine:
             out.append(_Scored(k, r, inputs, asks))
         nt_enc = be.encode_batch([r.context for _, r in nt if r.context])
         i = 0
-        label_ids: dict[tuple[str, str], int] = {}
+        label_sets: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
         for k, r in nt:
             if r.context:
                 ce = nt_enc[i][-max_len:]
                 i += 1
             else:
                 ce = [be.prefix_token_id]
-            labels = []
-            for lab in r.labels:
-                if (r.label_prefix, lab) not in label_ids:
+            key = (r.label_prefix, tuple(r.labels))
+            labels = label_sets.get(key)
+            if labels is None:                  # each label set's first tokens, encoded once
+                labels = label_sets[key] = []
+                for lab in r.labels:
                     ids = be.encode(r.label_prefix + lab, add_special_tokens=False)
                     if not ids:
                         raise ValueError(f"label {lab!r} encodes to no token")
-                    label_ids[(r.label_prefix, lab)] = ids[0]
-                labels.append((lab, label_ids[(r.label_prefix, lab)]))
-            s = _Scored(k, r, ce, [(len(ce) - 1, t) for _, t in labels], labels)
-            out.append(s)
+                    labels.append((lab, ids[0]))
+            last = len(ce) - 1
+            out.append(_Scored(k, r, ce, [(last, t) for _, t in labels], labels))
         rl = [(k, r) for k, r in items if isinstance(r, RollingLoglikelihoodRequest)]
         for (k, r), toks in zip(rl, be.encode_batch([r.text for _, r in rl])):
             wins = rolling_windows(toks, be.prefix_token_id, max_len)
@@ -338,19 +339,20 @@ class Engine:
             for group in groups:
                 stop = start + len(group)
                 self._score_chunk(group, done, st, flat[offsets[start]:offsets[stop]],
-                                  offsets[start:stop + 1] - offsets[start])
+                                  offsets[start:stop + 1] - offsets[start], lcp[start:stop])
                 start = stop
 
     def _score_chunk(self, chunk: list[_Scored], done, st: EngineStats,
-                     flat: np.ndarray | None = None, offsets: np.ndarray | None = None) -> None:
+                     flat: np.ndarray | None = None, offsets: np.ndarray | None = None,
+                     lcp: np.ndarray | None = None) -> None:
         """Score token-sorted requests: one trie (array code), one plan, then the forward calls,
         each prepared on a worker thread while the one before runs, its results read back once
         and every request it completes answered at once."""
         with gc_paused():
-            layout = self._lay_out(chunk, st, flat, offsets)
+            layout = self._lay_out(chunk, st, flat, offsets, lcp)
         self._run_calls(chunk, done, st, *layout)
 
-    def _lay_out(self, chunk: list[_Scored], st: EngineStats, flat, offsets):
+    def _lay_out(self, chunk: list[_Scored], st: EngineStats, flat, offsets, lcp=None):
         """A chunk's asks, trie, plan and calls, as arrays."""
         cfg = self.config
         if flat is None:
@@ -364,7 +366,10 @@ class Engine:
                            count=2 * int(ask_ptr[-1])).reshape(-1, 2)
         ask_pos, ask_tok = asks[:, 0], asks[:, 1]
         ask_req = np.repeat(np.arange(n, dtype=np.int64), n_asks)
-        trie = sorted_trie(flat, offsets, share=cfg.share_prefix)
+        if lcp is not None and len(lcp):
+            lcp = lcp.copy()
+            lcp[0] = 0                          # the group's first request starts its trie
+        trie = sorted_trie(flat, offsets, share=cfg.share_prefix, lcp=lcp)
         plan, arrays, ask_node = self._plan_chunk(trie, flat, offsets, ask_req, ask_pos, ask_tok, st)
         lay = _Layout(arrays, ask_node, ask_tok)
         calls = self._calls(plan)
@@ -698,7 +703,7 @@ def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
     tuples of strings: the same JSON)."""
     import hashlib
     from dataclasses import fields
-    dumps, sha = json.dumps, hashlib.sha256
+    dumps, sha = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode, hashlib.sha256
     names: dict[type, tuple[str, ...]] = {}
     out = []
     for r in requests:
@@ -707,7 +712,7 @@ def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
         if ns is None:
             ns = names[t] = tuple(f.name for f in fields(t))
         payload = {n: getattr(r, n) for n in ns}
-        blob = dumps([fingerprint, payload], ensure_ascii=False, sort_keys=True)
+        blob = dumps([fingerprint, payload])
         out.append(sha(blob.encode("utf-8")).hexdigest())
     return out
 

@@ -195,17 +195,22 @@ class SortedTrie:
         return self.base[j] + depth - self.lcp[j]
 
 
-def sorted_trie(flat: np.ndarray, offsets: np.ndarray, share: bool = True) -> SortedTrie:
+def sorted_trie(flat: np.ndarray, offsets: np.ndarray, share: bool = True,
+                lcp: np.ndarray | None = None) -> SortedTrie:
     """The trie of sequences ``flat[offsets[i]:offsets[i + 1]]``, which must be sorted
     lexicographically for prefixes to be shared fully (unsorted input still gives a correct
-    tree, sharing only what neighbours share).  ``share=False``: no two sequences share a node.
+    tree, sharing only what neighbours share).  ``share=False``: no two sequences share a node;
+    ``lcp``: the neighbours' common prefixes when the caller has them (:func:`neighbour_lcp`).
 
     Sequence i adds nodes for its depths ``lcp[i] .. len[i] - 1`` in that order, so nodes come in
     pre-order; the subtree of node (i, d) runs to just before the first later sequence whose
     common prefix with its predecessor is at most d."""
     n = len(offsets) - 1
     lens = np.diff(offsets).astype(np.int64)
-    lcp = neighbour_lcp(flat, offsets) if share else np.zeros(n, dtype=np.int64)
+    if not share:
+        lcp = np.zeros(n, dtype=np.int64)
+    elif lcp is None:
+        lcp = neighbour_lcp(flat, offsets)
     new = lens - lcp
     base = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(new, out=base[1:])
