@@ -18,11 +18,11 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lm_eval_side_by_side import GpuBusy  # noqa: E402
-from negbench.backends.hf import HFBackend  # noqa: E402
-from negbench.engine import Engine, EngineConfig  # noqa: E402
-from negbench.requests import NextTokenRequest  # noqa: E402
-from negbench.tasks import get_task  # noqa: E402
+from lm_eval_side_by_side import GpuBusy
+from negbench.backends.hf import HFBackend
+from negbench.engine import Engine, EngineConfig
+from negbench.requests import NextTokenRequest
+from negbench.tasks import get_task
 
 DEV = os.environ.get("DEV", "cuda")
 

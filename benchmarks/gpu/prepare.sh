@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepare .gpu/ in a negbench checkout (run from its root, on the CPU machine, with negbench installed
+# Prepare .gpu/ (git-ignored) in a negbench checkout (run from its root, on the CPU machine, with negbench installed
 # with its multilingual extra in the active venv): what a GPU machine without network needs to measure negbench
 # against lm-evaluation-harness, in a copy small enough to send (tens of MiB).
 #   .gpu/site     lm_eval 0.4.13 + dill, unpacked, without lm_eval's task folders (the GPU image has
@@ -13,7 +13,7 @@
 #   bash .gpu/kit/run.sh
 set -euo pipefail
 KIT=$(cd "$(dirname "$0")" && pwd)
-grep -qx "/.gpu/" .git/info/exclude 2>/dev/null || { mkdir -p .git/info; echo "/.gpu/" >> .git/info/exclude; }
+git check-ignore -q .gpu/ || { echo ".gpu/ must be git-ignored (the checkout's .gitignore has it)" >&2; exit 1; }
 rm -rf .gpu && mkdir -p .gpu/site .gpu/smol .gpu/gemma .gpu/data .gpu/kit
 cp "$KIT"/*.py "$KIT"/run.sh "$KIT"/README.md .gpu/kit/
 w=$(mktemp -d)

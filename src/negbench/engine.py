@@ -35,7 +35,7 @@ from negbench.cache import ResponseCache
 from negbench.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
                                LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
                                Request, Response, RollingLoglikelihoodRequest,
-                               RollingLoglikelihoodResponse, request_key)
+                               RollingLoglikelihoodResponse)
 from negbench.trie import (ChainStep, FreeStep, RowsStep, TokenTrie, TrieArrays, neighbour_lcp,
                            plan_forward, prune, ranges, sorted_trie)
 

@@ -531,7 +531,7 @@ def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, s
     plain linear layer (e.g. wrapped by a LoRA adapter) is applied to row tiles instead.
     Targets are picked from each tile by index arithmetic (no ``nonzero``: no device sync)."""
     import torch.nn.functional as F
-    n, d = hidden.shape
+    n = hidden.shape[0]
     weight = getattr(head, "weight", None)
     plain = type(head) is torch.nn.Linear and weight is not None
     V = weight.shape[0] if weight is not None else head(hidden[:1]).shape[-1]

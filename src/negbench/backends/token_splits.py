@@ -94,14 +94,18 @@ class SplitTokenizer:
             kind = "spaces"
             if getattr(model, "fuse_unk", False) and not getattr(model, "byte_fallback", False):
                 return None
-            heads = {_norm(y) for y in CUT_BEFORE}
+            heads = sorted({_norm(y) for y in CUT_BEFORE})
             self._bad = {y: set() for y in heads}
-            for w in bt.get_vocab():                   # which characters precede each
-                for y in heads:                        # space/newline inside a token
-                    i = w.find(y, 1)
-                    while i > 0:
-                        self._bad[y].add(w[i - 1])
-                        i = w.find(y, i + 1)
+            vocab = list(bt.get_vocab())
+            words = "\x00".join(w for w in vocab if "\x00" not in w)
+            # which characters precede a space/newline inside a vocabulary token (one pass in C;
+            # tokens holding the separator itself are few and scanned one by one)
+            for x, y in re.findall("([^\x00])(?=([%s]))" % _cls(heads), words):
+                self._bad[y].add(x)
+            for w in (w for w in vocab if "\x00" in w):
+                for i in range(1, len(w)):
+                    if w[i] in self._bad:
+                        self._bad[w[i]].add(w[i - 1])
         else:
             return None
         for a in added:
