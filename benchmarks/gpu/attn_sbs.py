@@ -1,7 +1,9 @@
 """Which attention implementation scores packed trie rows faster on this device: the engine on
 the same requests with the model loaded for SDPA (boolean masks built on the device) and for
 FlexAttention (block masks from the same rule), alternating, best of two, plus each with the
-engine's padded plan.  The measurement behind ``attention_choice`` in negbench.backends.hf.
+engine's padded plan; the warm-up (where FlexAttention compiles) is timed apart.  The measurement
+behind ``attention_choice`` in negbench.backends.hf (SDPA by default; FlexAttention with
+``NEGBENCH_ATTENTION=flex_attention``).
 
     python benchmarks/gpu/attn_sbs.py MODEL_DIR [TASK] [LIMIT] [SHOTS]
         (default: konubench, 1284 items, 0-shot; DEV=cpu DTYPE=float32 to try it on a CPU)
@@ -46,8 +48,12 @@ def main() -> None:
             torch.cuda.synchronize()
         return out, time.perf_counter() - t, eng.last_stats
 
-    for be in backends.values():                      # warm-up: kernels, compilation
+    warm = {}
+    for a, be in backends.items():                    # warm-up: kernels, compilation (timed)
+        t = time.perf_counter()
         Engine(be, None, EngineConfig(progress=False)).run(reqs[:200])
+        Engine(be, None, EngineConfig(progress=False, plan="padded")).run(reqs[200:260])
+        warm[a] = time.perf_counter() - t
     best: dict[str, tuple] = {}
     outs: dict[str, list] = {}
     for rnd in range(2):
@@ -60,7 +66,8 @@ def main() -> None:
     print(f"ATTN {model_dir} {task} {shots}-shot {len(reqs)} requests on {name}, {dtype}")
     for a, (dt, st) in best.items():
         print(f"ATTN {a:15s} {dt:6.2f}s  forward {st.forward_s:6.2f}s  calls {st.model_calls}  "
-              f"fwd tokens {st.forwarded_tokens:,}  padded {st.padded_tokens:,}")
+              f"fwd tokens {st.forwarded_tokens:,}  padded {st.padded_tokens:,}  "
+              f"warm-up (first 260 requests, compilation included) {warm[a]:.1f}s")
     for a, be in backends.items():
         _, dt, st = timed(be, "padded")
         print(f"ATTN {a:15s} plan=padded {dt:6.2f}s  forward {st.forward_s:6.2f}s  calls {st.model_calls}  "

@@ -6,9 +6,9 @@ Packed rows get their trie attention mask built on the device from two integer v
 (positions and subtree ends; :mod:`negbench.backends.attention`), as boolean masks for SDPA or
 block masks for FlexAttention; models with sliding-window layers (Gemma 3) get one mask per
 layer type with the window applied; rows that do not branch run plain causal attention.
-Which attention implementation: ``attn_implementation="auto"`` (the default) takes
-FlexAttention on a CUDA GPU and SDPA elsewhere (``NEGBENCH_ATTENTION=sdpa|flex_attention``
-overrides it; see docs/engine.md for the measurements behind the rule).
+Which attention implementation: ``attn_implementation="auto"`` (the default) takes SDPA;
+``NEGBENCH_ATTENTION=flex_attention`` (or ``attn_implementation=``) takes FlexAttention (see
+:func:`attention_choice` and docs/engine.md for why).
 """
 from __future__ import annotations
 
@@ -671,10 +671,13 @@ QUANTIZE = ("8bit",)
 
 
 def attention_choice(requested: str, device: str) -> str:
-    """The attention implementation to load: ``auto`` is FlexAttention on a CUDA GPU when this
-    torch has it (block-sparse tree masks; 7-14 % faster than SDPA with a boolean mask in the
-    probe of ``benchmarks/gpu/flex_probe.py``) and SDPA elsewhere (on a CPU, FlexAttention
-    compiles its kernel per shape); ``NEGBENCH_ATTENTION`` overrides ``auto``."""
+    """The attention implementation to load.  ``auto`` is SDPA (boolean masks built on the
+    device) on every device, unless ``NEGBENCH_ATTENTION`` names another.  Why not FlexAttention
+    on a GPU, where its block masks skip what no query attends: its steady-state gain measured
+    7-14 % (``benchmarks/gpu/flex_probe.py``), but it is compiled per process and again per new
+    shape until torch switches to dynamic shapes (tens of seconds, against the tens of seconds a
+    benchmark row scores for), and on a CPU Inductor fails to build its kernel for some shapes.
+    ``benchmarks/gpu/attn_sbs.py`` measures both in the engine, warm-up included."""
     if requested != "auto":
         return requested
     env = os.environ.get("NEGBENCH_ATTENTION")
@@ -683,12 +686,6 @@ def attention_choice(requested: str, device: str) -> str:
             raise ModelError(f"NEGBENCH_ATTENTION={env} is not an attention implementation here",
                              where="NEGBENCH_ATTENTION", fix="use " + " or ".join(IMPLEMENTATIONS))
         return env
-    if device.startswith("cuda"):
-        try:
-            import torch.nn.attention.flex_attention  # noqa: F401
-            return "flex_attention"
-        except ImportError:
-            pass
     return "sdpa"
 
 
