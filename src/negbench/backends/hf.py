@@ -2,8 +2,13 @@
 
 Scoring runs the decoder only (``model.get_decoder()``), gathers hidden states at the queried
 positions and applies the output head there: logits are never computed for unscored positions.
-Packed rows use a 4-D additive attention mask that encodes the prefix trie; models with
-sliding-window layers (Gemma 3) get one mask per layer type with the window applied.
+Packed rows get their trie attention mask built on the device from two integer vectors per row
+(positions and subtree ends; :mod:`negbench.backends.attention`), as boolean masks for SDPA or
+block masks for FlexAttention; models with sliding-window layers (Gemma 3) get one mask per
+layer type with the window applied; rows that do not branch run plain causal attention.
+Which attention implementation: ``attn_implementation="auto"`` (the default) takes SDPA;
+``NEGBENCH_ATTENTION=flex_attention`` (or ``attn_implementation=``) takes FlexAttention (see
+:func:`attention_choice` and docs/engine.md for why).
 """
 from __future__ import annotations
 
@@ -12,13 +17,15 @@ import json
 import logging
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from negbench.backends import heap
-from negbench.backends.base import QueryResult, RowInput
+from negbench.backends.attention import IMPLEMENTATIONS, flex_masks, layer_windows, sdpa_masks
+from negbench.backends.base import PackedBatch, QueryResult, RowInput, packed_batch
 from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.backends.tokenizing import as_list as _as_list
 from negbench.backends.tokenizing import quiet_transformers as _quiet_transformers
@@ -39,13 +46,17 @@ class HFBackend(HFTokenization):
 
     def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
                  adapter: str | None = None, add_bos: str | bool = "auto",
-                 max_length: int | None = None, attn_implementation: str = "sdpa",
+                 max_length: int | None = None, attn_implementation: str = "auto",
                  revision: str | None = None, threads: int | None = None,
                  quantize: str | None = None):
         self._init_runtime(device, dtype, threads)
         self.quantize = check_quantize(quantize, self.device)
         self.source = resolve(model)
-        adapter_fp, adapter_train = self._load_model(adapter, attn_implementation, revision)
+        attn = attention_choice(attn_implementation, self.device)
+        adapter_fp, adapter_train = self._load_model(adapter, attn, revision)
+        self.attention = getattr(self.model.config, "_attn_implementation", attn)
+        self._fwd_seconds = 0.0
+        self._events: list = []
         cfg = self.model.config
         self.model_type = getattr(cfg, "model_type", "")
         # lm-eval 0.4.13 HFLM: the tokenizer's own default (BOS for Llama-3, Gemma, Mistral; none
@@ -56,6 +67,7 @@ class HFBackend(HFTokenization):
         self.max_length = min(max_length or model_max, model_max)
         self.layer_types = list(getattr(cfg, "layer_types", None) or [])
         self.sliding_window = getattr(cfg, "sliding_window", None)
+        self.windows = layer_windows(self.layer_types, self.sliding_window)
         self.softcap = getattr(cfg, "final_logit_softcapping", None)
         self.decoder = self.model.get_decoder()
         self.head = self.model.get_output_embeddings()
@@ -125,6 +137,9 @@ class HFBackend(HFTokenization):
         except ModuleNotFoundError:
             raise                          # a missing extra: the CLI names it
         except Exception as exc:           # truncated / corrupt weight files, bad config.json
+            if attn == "flex_attention":   # a model class without FlexAttention: SDPA then
+                log.info("FlexAttention unavailable for this model (%s); using SDPA", exc)
+                return self._load(src, "sdpa", revision)
             if src.hub_id:
                 raise
             raise ModelError(f"could not load model '{src.spec}': the model files look damaged "
@@ -221,62 +236,125 @@ class HFBackend(HFTokenization):
         return 64 if self.device == "cpu" else 8192
 
     # -- scoring -------------------------------------------------------------------------------
-    def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
-                     keep_kv: bool = False):
+    def attention_keys(self, prefix_len: int, width: int, branched: bool) -> float:
+        """Keys each token of a row costs in attention, for the engine's planner.  Unbranched
+        rows run causal kernels (half the row on average).  Masked rows: on a CPU, and with SDPA
+        on a GPU, every (query, key) pair is computed; on a GPU SDPA with a mask also leaves the
+        flash kernel for the memory-efficient one (the probe in ``benchmarks/gpu/flex_probe.py``:
+        a masked forward 1.5-1.6× a causal one for the 135M/270M shapes), counted as twice the
+        pairs; FlexAttention skips blocks no query attends (counted as causal plus a block)."""
+        if not branched:
+            return prefix_len + (width + 1) / 2
+        if self.device.startswith("cuda"):
+            if self.attention == "flex_attention":
+                return prefix_len + (width + 1) / 2 + 64
+            return 2 * (prefix_len + width)
+        return prefix_len + width
+
+    def stage(self, batch: PackedBatch) -> "_Staged":
+        """A batch's arrays on the device (on a GPU: through pinned memory, copies that do not
+        block); the engine calls this on its prefetch thread while the previous call runs."""
+        torch = self.torch
+        cuda = self.device.startswith("cuda")
+
+        def dev(x):
+            t = torch.from_numpy(np.ascontiguousarray(x))
+            return t.pin_memory().to(self.device, non_blocking=True) if cuda else t
+        return _Staged(batch, dev(batch.ids), dev(batch.pos),
+                       None if batch.end is None else dev(batch.end), dev(batch.q_row),
+                       dev(batch.q_col), dev(batch.t_query), dev(batch.t_token))
+
+    def forward_batch(self, batch, prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False):
+        """Run one packed batch (a :class:`PackedBatch` or its :meth:`stage`\\ d form) and score
+        its targets.  Masks are built on the device from positions and subtree ends
+        (:mod:`negbench.backends.attention`); a batch whose rows do not branch runs plain causal
+        attention with no mask.  Nothing waits for the device: the returned pending result is
+        read back once, by the caller, when it needs it."""
         torch = self.torch
         from transformers import DynamicCache
-        B = len(rows)
-        L = max(len(r.tokens) for r in rows)
-        P = prefix_len
-        ids = np.full((B, L), self.tokenizer.pad_token_id, dtype=np.int64)
-        pos = np.zeros((B, L), dtype=np.int64)
-        allowed = np.zeros((B, L, P + L), dtype=bool)
-        allowed[:, :, :P] = True
-        for b, r in enumerate(rows):
-            n = len(r.tokens)
-            ids[b, :n] = r.tokens
-            pos[b, :n] = r.positions
-            anc = allowed[b, :, P:]
-            for i, p in enumerate(r.parents):
-                if p >= 0:
-                    anc[i] = anc[p]
-                anc[i, i] = True
-            for i in range(n, L):                      # padding attends to itself only
-                anc[i, i] = True
-                allowed[b, i, :P] = False
-        key_pos = np.concatenate([np.broadcast_to(np.arange(P), (B, P)), pos], axis=1)
-        attention_mask = self._masks(allowed, pos, key_pos)
-        cache = None
-        if prefix is not None:
-            cache = DynamicCache(ddp_cache_data=[(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1))
-                                                 for k, v in prefix])
-        elif keep_kv:
-            cache = DynamicCache()
+        st = batch if isinstance(batch, _Staged) else self.stage(batch)
+        B = st.ids.shape[0]
+        self._clock_start()
         with torch.inference_mode():
-            out = self.decoder(input_ids=torch.from_numpy(ids).to(self.device),
-                               attention_mask=attention_mask,
-                               position_ids=torch.from_numpy(pos).to(self.device),
+            end = st.end
+            if end is None and self.attention == "flex_attention":
+                # FlexAttention takes its block mask from the same rule for causal rows too
+                # (one kernel; transformers' own causal block mask fails to compile on a CPU)
+                col = torch.arange(st.ids.shape[1], device=st.ids.device)
+                last = torch.as_tensor(st.batch.lengths - 1, device=st.ids.device)[:, None]
+                end = torch.where(col[None, :] <= last, last, col[None, :])
+            if end is None:                    # causal; positions prefix_len + index (default)
+                mask, position_ids = None, None
+            elif self.attention == "flex_attention":
+                mask = flex_masks(torch, st.pos, end, prefix_len, self.windows)
+                position_ids = st.pos
+            else:
+                mask = sdpa_masks(torch, st.pos, end, prefix_len, self.windows)
+                position_ids = st.pos
+            cache = None
+            if prefix is not None:
+                cache = DynamicCache(ddp_cache_data=[(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1))
+                                                     for k, v in prefix])
+            elif keep_kv:
+                cache = DynamicCache()
+            out = self.decoder(input_ids=st.ids, attention_mask=mask, position_ids=position_ids,
                                past_key_values=cache, use_cache=cache is not None)
             hidden = out.last_hidden_state
-            qb, qi, qt = [], [], []
-            for b, r in enumerate(rows):
-                for q in r.queries:
-                    qb.append(b)
-                    qi.append(q.index)
-                    qt.append(q.targets)
-            results: list[QueryResult] = []
-            if qb:
-                hq = hidden[torch.tensor(qb), torch.tensor(qi)]
-                results = head_logprobs(torch, hq, self.head, qt, self.softcap)
+            if len(st.batch.q_row):
+                lp, am = head_scores(torch, hidden[st.q_row, st.q_col], self.head, st.batch.t_query,
+                                     st.t_query, st.t_token, self.softcap,
+                                     gpu=self.device.startswith("cuda"))
+            else:
+                lp = hidden.new_zeros(0, dtype=torch.float32)
+                am = hidden.new_zeros(0, dtype=torch.long)
             new_kv = None
             if keep_kv:
                 new_kv = [(layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers]
-        per_row: list[list[QueryResult]] = []
-        k = 0
-        for r in rows:
-            per_row.append(results[k:k + len(r.queries)])
-            k += len(r.queries)
-        return per_row, new_kv
+        self._clock_stop()
+        return _Pending(lp, am), new_kv
+
+    def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
+                     keep_kv: bool = False):
+        """:meth:`forward_batch` for a list of :class:`RowInput` (results as
+        :class:`QueryResult` lists per row)."""
+        batch, per_row = packed_batch(rows)
+        if batch.end is None:                  # unbranched rows must sit at the default positions
+            col = np.arange(batch.ids.shape[1])
+            real = col[None, :] < batch.lengths[:, None]
+            if not (batch.pos == prefix_len + col[None, :])[real].all():
+                batch.end = np.tile(col, (len(rows), 1))
+                batch.end[real] = np.broadcast_to(batch.lengths[:, None] - 1, real.shape)[real]
+        pending, kv = self.forward_batch(batch, prefix, prefix_len, keep_kv)
+        lp, am = pending.result()
+        lp = lp.tolist()
+        firsts = np.searchsorted(batch.t_query, np.arange(len(am) + 1)).tolist()
+        results = [QueryResult(lp[firsts[j]:firsts[j + 1]], int(a)) for j, a in enumerate(am.tolist())]
+        return [[results[j] for j in mine] for mine in per_row], kv
+
+    def _clock_start(self) -> None:
+        if self.device.startswith("cuda"):
+            ev = self.torch.cuda.Event(enable_timing=True)
+            ev.record()
+            self._events.append([ev, None])
+        else:
+            self._t_start = time.perf_counter()
+
+    def _clock_stop(self) -> None:
+        if self.device.startswith("cuda"):
+            ev = self.torch.cuda.Event(enable_timing=True)
+            ev.record()
+            self._events[-1][1] = ev
+        else:
+            self._fwd_seconds += time.perf_counter() - self._t_start
+
+    def forward_seconds(self) -> float:
+        """Time spent inside forward calls so far: CUDA events' device time on a GPU (waits for
+        the device), wall time on a CPU."""
+        if self._events:
+            self.torch.cuda.synchronize()
+            self._fwd_seconds += sum(a.elapsed_time(b) for a, b in self._events if b is not None) / 1e3
+            self._events.clear()
+        return self._fwd_seconds
 
     # -- generation ----------------------------------------------------------------------------
     def prefix_kv(self, tokens: list[int]):
@@ -389,70 +467,136 @@ def drop_build_vocab(tok) -> None:
 
 def head_logprobs(torch, hidden, head, targets: list[list[int]], softcap: float | None,
                   budget: int = 1 << 24, tile: int = 1 << 20) -> list[QueryResult]:
-    """Log-probabilities of ``targets`` (per row of ``hidden``) and the argmax, with the output
-    head applied in (rows × vocabulary) tiles of about ``tile`` logits (at most ``budget``) and
-    the log-softmax normaliser accumulated across vocabulary tiles (an online log-sum-exp, in
-    float32).
+    """:func:`head_scores` with targets as one list per row of ``hidden`` (results as
+    :class:`QueryResult`\\ s)."""
+    t_query = np.asarray([i for i, t in enumerate(targets) for _ in t], dtype=np.int64)
+    t_token = np.asarray([x for t in targets for x in t], dtype=np.int64)
+    lp, am = head_scores(torch, hidden, head, t_query, torch.from_numpy(t_query).to(hidden.device),
+                         torch.from_numpy(t_token).to(hidden.device), softcap, budget=budget, tile=tile)
+    lp, am = lp.tolist(), am.tolist()
+    out, k = [], 0
+    for i, t in enumerate(targets):
+        out.append(QueryResult(lp[k:k + len(t)], am[i]))
+        k += len(t)
+    return out
 
-    Why: on a 262k vocabulary a plain ``log_softmax(head(h))`` needs two vocabulary-sized float
-    tensors per scored position (1 MB each); tiles keep memory small whatever the number of
-    positions.  Tiles are all rows × a narrow slice of the vocabulary (≥ 1,024 words), sized so
-    the logits (4 MB) stay in the CPU's cache between the matrix product and the max/exp/sum that
-    read them back: 27 GFLOP per CPU second against 21 for 1,024 × 16,384 tiles (1,500 positions,
-    2 cores).  It is also more exact: torch's CPU ``log_softmax`` over Gemma's 262k logits is off
-    by up to 1.2e-4 per token against float64 (each SIMD lane sums sequentially); these tiles by
-    1.5e-6.  A head that is not a plain linear layer (e.g. wrapped by a LoRA adapter) is applied
-    to row tiles instead."""
+
+#: Logits per output-head tile on a GPU (1 GiB of float32): a 262k vocabulary in one matrix
+#: product for every 1,024 scored positions.
+GPU_HEAD_BUDGET = 1 << 28
+
+
+def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, softcap: float | None,
+                gpu: bool = False, budget: int = 1 << 24, tile: int = 1 << 20):
+    """Log-probabilities of the targets (``t_token[i]`` at row ``t_query[i]`` of ``hidden``,
+    ``t_query`` ascending; ``t_query_np`` its host copy) and each row's argmax, with the output
+    head applied in (rows × vocabulary) tiles and the log-softmax normaliser accumulated across
+    vocabulary tiles (an online log-sum-exp, in float32).  Returns device tensors (float32
+    [T], int64 [rows]); nothing here waits for the device.
+
+    Why tiles: on a 262k vocabulary a plain ``log_softmax(head(h))`` needs two vocabulary-sized
+    float tensors per scored position (1 MB each); tiles keep memory small whatever the number
+    of positions.  On a CPU the tiles are all rows × a narrow slice of the vocabulary (≥ 1,024
+    words), sized so the logits (4 MB) stay in the CPU's cache between the matrix product and the
+    max/exp/sum that read them back: 27 GFLOP per CPU second against 21 for 1,024 × 16,384 tiles
+    (1,500 positions, 2 cores).  It is also more exact: torch's CPU ``log_softmax`` over Gemma's
+    262k logits is off by up to 1.2e-4 per token against float64 (each SIMD lane sums
+    sequentially); these tiles by 1.5e-6.  On a GPU (``gpu``) a tile is up to
+    :data:`GPU_HEAD_BUDGET` logits, the whole vocabulary for a block of rows: one bf16 matrix
+    product per block, with float32 accumulation and output where torch offers it
+    (``torch.mm(..., out_dtype=float32)``), the log-sum-exp in float32.  A head that is not a
+    plain linear layer (e.g. wrapped by a LoRA adapter) is applied to row tiles instead.
+    Targets are picked from each tile by index arithmetic (no ``nonzero``: no device sync)."""
     import torch.nn.functional as F
-    n, d = hidden.shape
+    n = hidden.shape[0]
     weight = getattr(head, "weight", None)
     plain = type(head) is torch.nn.Linear and weight is not None
     V = weight.shape[0] if weight is not None else head(hidden[:1]).shape[-1]
-    if plain:
+    if plain and not gpu:
         cols = min(V, max(1024, 1 << (max(1, tile // max(1, n)).bit_length() - 1)))
         rows = max(1, min(n, budget // cols))
     else:
         cols = V
-        rows = max(1, min(n, budget // max(1, V)))
-    flat_r = torch.tensor([i for i, t in enumerate(targets) for _ in t], dtype=torch.long,
-                          device=hidden.device)
-    flat_t = torch.tensor([x for t in targets for x in t], dtype=torch.long, device=hidden.device)
-    picked = torch.empty(len(flat_t), dtype=torch.float32, device=hidden.device)
-    lse = torch.empty(n, dtype=torch.float32, device=hidden.device)
+        rows = max(1, min(n, (GPU_HEAD_BUDGET if gpu else budget) // max(1, V)))
+    fp32_out = gpu and plain and weight.dtype in (torch.bfloat16, torch.float16)
+    lp_out = torch.empty(len(t_query_np), dtype=torch.float32, device=hidden.device)
     best = torch.empty(n, dtype=torch.long, device=hidden.device)
-    for r0 in range(0, n, rows):
+    bounds = np.searchsorted(t_query_np, np.arange(0, n + rows, rows)).tolist()
+    for i, r0 in enumerate(range(0, n, rows)):
         h = hidden[r0:r0 + rows]
+        ta, tb = bounds[i], bounds[i + 1]
+        tq = t_query[ta:tb] - r0
+        tt = t_token[ta:tb]
+        picked = torch.zeros(tb - ta, dtype=torch.float32, device=hidden.device)
         m = torch.full((h.shape[0],), float("-inf"), device=hidden.device)
         s = torch.zeros(h.shape[0], device=hidden.device)
         am = torch.zeros(h.shape[0], dtype=torch.long, device=hidden.device)
-        in_rows = (flat_r >= r0) & (flat_r < r0 + h.shape[0])
         for c0 in range(0, V, cols):
             if plain:
+                w = weight[c0:c0 + cols]
                 bias = head.bias[c0:c0 + cols] if head.bias is not None else None
-                lg = F.linear(h, weight[c0:c0 + cols], bias)
+                lg = _mm_float(torch, h, w) if fp32_out else F.linear(h, w, bias)
+                if fp32_out and bias is not None:
+                    lg = lg + bias.float()
             else:
                 lg = head(h)
             lg = lg.float()
             if softcap:
                 lg.div_(softcap).tanh_().mul_(softcap)
-            sel = torch.nonzero(in_rows & (flat_t >= c0) & (flat_t < c0 + lg.shape[1])).flatten()
-            if len(sel):
-                picked[sel] = lg[flat_r[sel] - r0, flat_t[sel] - c0]
+            width = lg.shape[1]
+            inside = (tt >= c0) & (tt < c0 + width)
+            picked = torch.where(inside, lg[tq, (tt - c0).clamp(0, width - 1)], picked)
             cm, ca = lg.max(dim=-1)
             better = cm > m                       # strict: the first maximum wins, as argmax
             am = torch.where(better, ca + c0, am)
             new_m = torch.maximum(m, cm)
             s = s * torch.exp(m - new_m) + lg.sub_(new_m[:, None]).exp_().sum(dim=-1)
             m = new_m
-        lse[r0:r0 + h.shape[0]] = m + torch.log(s)
+        lse = m + torch.log(s)
+        lp_out[ta:tb] = picked - lse[tq]
         best[r0:r0 + h.shape[0]] = am
-    lp = (picked - lse[flat_r]).tolist()
-    am = best.tolist()
-    out, k = [], 0
-    for i, t in enumerate(targets):
-        out.append(QueryResult(lp[k:k + len(t)], am[i]))
-        k += len(t)
-    return out
+    return lp_out, best
+
+
+_MM_OUT_DTYPE: list[bool] = []
+
+
+def _mm_float(torch, h, w):
+    """``h @ w.T`` in the weights' 16-bit type with float32 accumulation and output where torch
+    has ``mm(..., out_dtype=)`` (CUDA, torch ≥ 2.8), else the 16-bit product."""
+    if not _MM_OUT_DTYPE or _MM_OUT_DTYPE[0]:
+        try:
+            out = torch.mm(h, w.t(), out_dtype=torch.float32)
+            if not _MM_OUT_DTYPE:
+                _MM_OUT_DTYPE.append(True)
+            return out
+        except (TypeError, RuntimeError, NotImplementedError):
+            _MM_OUT_DTYPE[:] = [False]
+    return torch.mm(h, w.t()).float()
+
+
+class _Staged:
+    """A :class:`PackedBatch` with its arrays on the device (``HFBackend.stage``)."""
+
+    def __init__(self, batch: PackedBatch, ids, pos, end, q_row, q_col, t_query, t_token):
+        self.batch = batch
+        self.ids, self.pos, self.end = ids, pos, end
+        self.q_row, self.q_col, self.t_query, self.t_token = q_row, q_col, t_query, t_token
+
+
+class _Pending:
+    """A forward call's results on the device, read back (one copy, one wait) on request."""
+
+    def __init__(self, lp, am):
+        self.lp, self.am = lp, am
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.lp.device.type == "cpu":
+            return self.lp.numpy().astype(np.float64), self.am.numpy()
+        import torch
+        both = torch.cat([self.lp.double(), self.am.double()]).cpu().numpy()
+        n = self.lp.shape[0]
+        return both[:n], both[n:].astype(np.int64)
 
 
 def _buffer_cache(config, batch: int, capacity: int, prefix=None):
@@ -501,6 +645,25 @@ def _buffer_cache(config, batch: int, capacity: int, prefix=None):
 
 
 QUANTIZE = ("8bit",)
+
+
+def attention_choice(requested: str, device: str) -> str:
+    """The attention implementation to load.  ``auto`` is SDPA (boolean masks built on the
+    device) on every device, unless ``NEGBENCH_ATTENTION`` names another.  Why not FlexAttention
+    on a GPU, where its block masks skip what no query attends: its steady-state gain measured
+    7-14 % (``benchmarks/gpu/flex_probe.py``), but it is compiled per process and again per new
+    shape until torch switches to dynamic shapes (tens of seconds, against the tens of seconds a
+    benchmark row scores for), and on a CPU Inductor fails to build its kernel for some shapes.
+    ``benchmarks/gpu/attn_sbs.py`` measures both in the engine, warm-up included."""
+    if requested != "auto":
+        return requested
+    env = os.environ.get("NEGBENCH_ATTENTION")
+    if env:
+        if env not in IMPLEMENTATIONS:
+            raise ModelError(f"NEGBENCH_ATTENTION={env} is not an attention implementation here",
+                             where="NEGBENCH_ATTENTION", fix="use " + " or ".join(IMPLEMENTATIONS))
+        return env
+    return "sdpa"
 
 
 def check_quantize(quantize: str | None, device: str) -> str | None:

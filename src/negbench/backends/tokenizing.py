@@ -49,12 +49,30 @@ class HFTokenization:
         starts with the BOS string (a chat template's output)."""
         if not texts:
             return []
-        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        ids = self.splitter.encode(texts)
         special = self.add_bos if add_special_tokens is None else add_special_tokens
         bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
         if not special or bos is None:
             return ids
         return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
+
+    @property
+    def splitter(self):
+        """The tokenizer's exact encoding of many texts by shared pieces
+        (:mod:`negbench.backends.token_splits`), made on first use."""
+        sp = self.__dict__.get("_splitter")
+        if sp is None or sp.tok is not self.tokenizer:
+            from negbench.backends.token_splits import SplitTokenizer
+            sp = self.__dict__["_splitter"] = SplitTokenizer(self.tokenizer)
+        return sp
+
+    def can_split(self, left: str, right: str) -> bool:
+        """Whether ``left + right`` tokenises as ``left``'s tokens, then ``right``'s (so a
+        continuation's tokens need no second pass over its context)."""
+        bos = self.tokenizer.bos_token
+        if bos and self.add_bos and len(left) < len(bos):   # BOS decided on the whole text
+            return False
+        return self.splitter.can_split(left, right)
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.decode(list(tokens), skip_special_tokens=True)

@@ -19,18 +19,25 @@ with prefix caching reuses them).
 """
 from __future__ import annotations
 
+import gc
+import itertools
 import json
 import logging
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from negbench.backends.base import Query, RequestJob, RowInput
+
+import numpy as np
+
+from negbench.backends.base import PackedBatch, RequestJob, row_inputs
 from negbench.core.cache import ResponseCache
 from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
-                               LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
-                               Request, Response, RollingLoglikelihoodRequest,
-                               RollingLoglikelihoodResponse, request_key)
-from negbench.core.trie import ChainStep, FreeStep, RowsStep, TokenTrie, plan_forward
+                                    LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
+                                    Request, Response, RollingLoglikelihoodRequest,
+                                    RollingLoglikelihoodResponse)
+from negbench.core.trie import (ChainStep, FreeStep, RowsStep, TokenTrie, TrieArrays, neighbour_lcp,
+                                plan_forward, prune, ranges, sorted_trie)
 
 #: Row lengths the planner tries for packed rows (see ``Engine._plan``).
 ROW_LENGTHS = (256, 512, 1024, 2048)
@@ -54,6 +61,8 @@ class EngineStats:
     naive_tokens: int = 0
     scored_positions: int = 0            # positions whose output head (logits) was computed
     retries: int = 0                     # request-level backends: requests sent again
+    padded_plans: int = 0                # chunks scored as plain padded rows (sharing could not pay)
+    forward_s: float = 0.0               # time inside forward calls (device time on a GPU)
     wall_s: float = 0.0
 
     def add(self, other: "EngineStats") -> None:
@@ -74,6 +83,11 @@ class EngineConfig:
     progress: bool = True
     group_tokens: int | None = None      # tokens per prefix-sharing group (None: chunk_tokens);
                                          # the unit of work of a Ray pool (negbench.evaluation.cluster)
+    plan: str = "auto"                   # "auto": the trie, or padded rows where the cost model
+                                         # says sharing cannot pay; "trie"; "padded"
+    prefetch: bool | None = None         # prepare the next forward call on a worker thread while
+                                         # one runs; None: on a GPU only (on a CPU the thread
+                                         # takes cores from the forward)
 
 
 @dataclass
@@ -106,14 +120,18 @@ class Engine:
         """Answers in request order.  ``bar``: a progress bar (tqdm-like) advanced by one per
         request, cached and duplicate ones included (for a caller's whole-run ETA); without it
         the engine shows its own bar over the requests it computes."""
+        with gc_paused() as self._gc:
+            return self._run(requests, desc, bar)
+
+    def _run(self, requests: list[Request], desc: str, bar) -> list[Response]:
         t0 = time.perf_counter()
         st = EngineStats(requests=len(requests))
         fp = self.backend.fingerprint
-        keys = [request_key(r, fp) for r in requests]
-        self.last_keys = keys
+        keys = request_keys(requests, fp)
         unique: dict[str, Request] = {}
         for k, r in zip(keys, requests):
             unique.setdefault(k, r)
+        self.last_keys = keys
         st.unique = len(unique)
         answers: dict[str, Response] = self.cache.get_many(list(unique)) if self.cache else {}
         st.cached = len(answers)
@@ -140,14 +158,16 @@ class Engine:
 
             try:                        # stats of a failed call (retries…) are kept too
                 if is_request_level(self.backend):
-                    self._answer(todo, done, st)
+                    with gc_frozen(self._gc):
+                        self._answer(todo, done, st)
                 else:
                     scored = [(k, r) for k, r in todo if not isinstance(r, GenerationRequest)]
                     gens = [(k, r) for k, r in todo if isinstance(r, GenerationRequest)]
                     if scored:
                         self._score(scored, done, st)
                     if gens:
-                        self._generate(gens, done, st)
+                        with gc_frozen(self._gc):
+                            self._generate(gens, done, st)
             finally:
                 if own_bar:
                     bar.close()
@@ -240,15 +260,22 @@ class Engine:
                 ctx, cont = ctx[:-n_sp], ctx[-n_sp:] + cont
             ctxs.append(ctx)
             wholes.append((ctx, cont))
+        # identical contexts are tokenised once (encode_batch works on distinct texts), and where
+        # the tokenizer provably never merges across the context/continuation join, the whole is
+        # the context's tokens followed by the continuation's (no second pass over the context)
+        split = getattr(be, "can_split", None)
+        joins = [bool(c) and split is not None and split(c, k) for c, k in wholes]
         ctx_enc = be.encode_batch([c for c in ctxs if c])
-        whole_enc = be.encode_batch([c + k for c, k in wholes if c])
+        cont_tok = iter(be.encode_batch([k for (c, k), j in zip(wholes, joins) if j],
+                                        add_special_tokens=False))
+        whole_enc = iter(be.encode_batch([c + k for (c, k), j in zip(wholes, joins) if c and not j]))
         empty_cont = be.encode_batch([k for c, k in wholes if not c], add_special_tokens=False)
         i = j = 0
-        for (k, r), (c, cont) in zip(ll, wholes):
+        for (k, r), (c, cont), joined in zip(ll, wholes, joins):
             if c:
-                ce, we = ctx_enc[i], whole_enc[i]
+                ce = ctx_enc[i]
                 i += 1
-                cont_enc = we[len(ce):]
+                cont_enc = next(cont_tok) if joined else next(whole_enc)[len(ce):]
             else:                                   # lm-eval: the prefix token stands in
                 cont_enc = empty_cont[j]
                 j += 1
@@ -265,23 +292,24 @@ class Engine:
             out.append(_Scored(k, r, inputs, asks))
         nt_enc = be.encode_batch([r.context for _, r in nt if r.context])
         i = 0
-        label_ids: dict[tuple[str, str], int] = {}
+        label_sets: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
         for k, r in nt:
             if r.context:
                 ce = nt_enc[i][-max_len:]
                 i += 1
             else:
                 ce = [be.prefix_token_id]
-            labels = []
-            for lab in r.labels:
-                if (r.label_prefix, lab) not in label_ids:
+            key = (r.label_prefix, tuple(r.labels))
+            labels = label_sets.get(key)
+            if labels is None:                  # each label set's first tokens, encoded once
+                labels = label_sets[key] = []
+                for lab in r.labels:
                     ids = be.encode(r.label_prefix + lab, add_special_tokens=False)
                     if not ids:
                         raise ValueError(f"label {lab!r} encodes to no token")
-                    label_ids[(r.label_prefix, lab)] = ids[0]
-                labels.append((lab, label_ids[(r.label_prefix, lab)]))
-            s = _Scored(k, r, ce, [(len(ce) - 1, t) for _, t in labels], labels)
-            out.append(s)
+                    labels.append((lab, ids[0]))
+            last = len(ce) - 1
+            out.append(_Scored(k, r, ce, [(last, t) for _, t in labels], labels))
         rl = [(k, r) for k, r in items if isinstance(r, RollingLoglikelihoodRequest)]
         for (k, r), toks in zip(rl, be.encode_batch([r.text for _, r in rl])):
             wins = rolling_windows(toks, be.prefix_token_id, max_len)
@@ -299,147 +327,256 @@ class Engine:
         prepared = self._prepare(items)
         if any(s.window for s in prepared):
             prepared, done = _join_windows(prepared, done)
-        prepared.sort(key=lambda s: s.inputs)
-        st.naive_tokens += sum(len(s.inputs) for s in prepared)
-        groups = cut_groups(prepared, self.config.group_tokens or self.config.chunk_tokens)
+        prepared, flat, offsets = _sort_by_tokens(prepared)
+        st.naive_tokens += int(offsets[-1])
+        lcp = neighbour_lcp(flat, offsets)
+        groups = cut_groups(prepared, self.config.group_tokens or self.config.chunk_tokens, lcp)
         if self.pool is not None:           # the same groups, each on a worker (same results)
             self.pool.score(self, groups, done, st)
             return
-        for group in groups:
-            self._score_chunk(group, done, st)
+        with gc_frozen(getattr(self, "_gc", True)):
+            start = 0
+            for group in groups:
+                stop = start + len(group)
+                self._score_chunk(group, done, st, flat[offsets[start]:offsets[stop]],
+                                  offsets[start:stop + 1] - offsets[start], lcp[start:stop])
+                start = stop
 
-    def _score_chunk(self, chunk: list[_Scored], done, st: EngineStats) -> None:
+    def _score_chunk(self, chunk: list[_Scored], done, st: EngineStats,
+                     flat: np.ndarray | None = None, offsets: np.ndarray | None = None,
+                     lcp: np.ndarray | None = None) -> None:
+        """Score token-sorted requests: one trie (array code), one plan, then the forward calls,
+        each prepared on a worker thread while the one before runs, its results read back once
+        and every request it completes answered at once."""
+        with gc_paused():
+            layout = self._lay_out(chunk, st, flat, offsets, lcp)
+        self._run_calls(chunk, done, st, *layout)
+
+    def _lay_out(self, chunk: list[_Scored], st: EngineStats, flat, offsets, lcp=None):
+        """A chunk's asks, trie, plan and calls, as arrays."""
         cfg = self.config
-        trie = TokenTrie()
-        waiting: dict[int, list[int]] = {}          # node -> requests waiting on it
-        pending: list[int] = []
-        req_nodes: list[list[tuple[int, int]]] = []
-        for i, s in enumerate(chunk):
-            path = trie.insert(s.inputs, namespace=0 if cfg.share_prefix else i)
-            nodes = []
-            for pos, target in s.asks:
-                node = path[pos]
-                trie.ask(node, target)
-                nodes.append((node, target))
-            req_nodes.append(nodes)
-            distinct = {n for n, _ in nodes}
-            pending.append(len(distinct))
-            for n in distinct:
-                waiting.setdefault(n, []).append(i)
-        plan = self._plan(trie)
-        st.forwarded_tokens += plan.forwarded_tokens
-        st.unique_tokens += plan.unique_tokens
-        node_res: dict[int, tuple[dict[int, float], int]] = {}
+        if flat is None:
+            flat, offsets = _flatten(chunk)
+        n = len(chunk)
+        n_asks = np.fromiter((len(s.asks) for s in chunk), dtype=np.int64, count=n)
+        ask_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(n_asks, out=ask_ptr[1:])
+        chain = itertools.chain.from_iterable
+        asks = np.fromiter(chain(chain(s.asks for s in chunk)), dtype=np.int64,
+                           count=2 * int(ask_ptr[-1])).reshape(-1, 2)
+        ask_pos, ask_tok = asks[:, 0], asks[:, 1]
+        ask_req = np.repeat(np.arange(n, dtype=np.int64), n_asks)
+        if lcp is not None and len(lcp):
+            lcp = lcp.copy()
+            lcp[0] = 0                          # the group's first request starts its trie
+        trie = sorted_trie(flat, offsets, share=cfg.share_prefix, lcp=lcp)
+        plan, arrays, ask_node = self._plan_chunk(trie, flat, offsets, ask_req, ask_pos, ask_tok, st)
+        lay = _Layout(arrays, ask_node, ask_tok)
+        calls = self._calls(plan)
+        comp = np.maximum.reduceat(lay.call_of_node(calls, len(arrays))[ask_node], ask_ptr[:-1])
+        by_call = np.argsort(comp, kind="stable")
+        bounds = np.searchsorted(comp[by_call], np.arange(len(calls) + 1))
+        return lay, calls, by_call, bounds, ask_ptr
+
+    def _run_calls(self, chunk, done, st: EngineStats, lay: "_Layout", calls: list["_Call"],
+                   by_call: np.ndarray, bounds: np.ndarray, ask_ptr: np.ndarray) -> None:
+        """The forward calls, each prepared on a worker thread while the one before runs, its
+        results read back once, and every request it completes answered at once."""
+        cfg = self.config
+        be = self.backend
+        forward = getattr(be, "forward_batch", None) or _rows_forward(be)
+        stage = getattr(be, "stage", None)
         prefixes: dict[int, object] = {}
+        in_flight: list = []
+        slot_lp = np.zeros(lay.n_slots, dtype=np.float64)
+        node_am = np.full(len(lay.arrays), -1, dtype=np.int64)
+        t0 = _forward_clock(be)
 
-        def row_input(row) -> RowInput:
-            qs = []
-            for idx, node in enumerate(row.nodes):
-                t = trie.targets[node]
-                if t:
-                    qs.append(Query(idx, sorted(t)))
-            return RowInput(row.tokens, row.parents, row.positions, qs)
+        def prepare(c: int):                 # (arrays, target slots, query nodes, staged form)
+            made = lay.batch(calls[c])
+            return made + (made[0] if stage is None else stage(made[0]),)
 
-        def absorb(rows, inputs, results) -> None:
-            finished = []
-            for row, ri, res in zip(rows, inputs, results):
-                st.scored_positions += len(ri.queries)
-                for q, qr in zip(ri.queries, res):
-                    node = row.nodes[q.index]
-                    node_res[node] = (dict(zip(q.targets, qr.logprobs)), qr.argmax)
-                    for i in waiting.pop(node, ()):
-                        pending[i] -= 1
-                        if pending[i] == 0:
-                            finished.append(i)
-            if finished:
-                done([(chunk[i].key, chunk[i].req, self._response(chunk[i], req_nodes[i], node_res))
-                      for i in finished])
+        def absorb(c: int, made, pending) -> None:
+            lp, am = pending.result()
+            slot_lp[made[1]] = lp
+            node_am[made[2]] = am
+            st.scored_positions += len(am)
+            reqs = by_call[bounds[c]:bounds[c + 1]]
+            if len(reqs):
+                with gc_paused():
+                    done(self._responses(chunk, reqs, ask_ptr, lay, slot_lp, node_am))
 
-        for step in plan.steps:
-            if isinstance(step, FreeStep):
-                prefixes.pop(step.prefix, None)
-            elif isinstance(step, ChainStep):
-                ri = row_input(step.row)
-                res, kv = self.backend.forward_rows([ri], prefixes.get(step.prefix) if step.prefix else None,
-                                                    step.prefix_len, keep_kv=True)
+        live = [c for c, call in enumerate(calls) if call.free is None]
+        following = dict(zip(live, live[1:]))
+        pool = _prefetcher(cfg, be)
+        ahead: dict[int, object] = {}
+        try:
+            for c, call in enumerate(calls):
+                if call.free is not None:
+                    prefixes.pop(call.free, None)
+                    continue
+                made = ahead.pop(c).result() if c in ahead else prepare(c)
+                if pool is not None and c in following:    # the next call, made meanwhile
+                    ahead[following[c]] = pool.submit(prepare, following[c])
+                pending, kv = forward(made[3], prefixes.get(call.prefix) if call.prefix else None,
+                                      call.prefix_len, keep_kv=call.new_prefix is not None)
+                if call.new_prefix is not None:
+                    prefixes[call.new_prefix] = kv
                 st.model_calls += 1
-                st.padded_tokens += len(ri.tokens)
-                prefixes[step.new_prefix] = kv
-                absorb([step.row], [ri], res)
-            elif isinstance(step, RowsStep):
-                kv = prefixes.get(step.prefix) if step.prefix else None
-                for batch in self._step_batches(step):
-                    inputs = [row_input(r) for r in batch]
-                    res, _ = self.backend.forward_rows(inputs, kv, step.prefix_len)
-                    st.model_calls += 1
-                    st.padded_tokens += len(batch) * len(batch[0].nodes)
-                    absorb(batch, inputs, res)
-        assert all(p == 0 for p in pending), "engine bug: unanswered requests after the plan"
+                st.padded_tokens += int(made[0].ids.size)
+                in_flight.append((c, made, pending))
+                if len(in_flight) > 1:           # read back the call before while this one runs
+                    absorb(*in_flight.pop(0))
+            while in_flight:
+                absorb(*in_flight.pop(0))
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+            st.forward_s += _forward_clock(be) - t0
+        assert (node_am[lay.slot_node] >= 0).all(), "engine bug: unanswered requests after the plan"
 
-    def _plan(self, trie: TokenTrie):
+    def _plan_chunk(self, trie, flat, offsets, ask_req, ask_pos, ask_tok, st: EngineStats):
+        """The chunk's plan: the trie's (every shared prefix forwarded once), or, where the
+        cost model says sharing cannot pay, plain padded rows, one request each (see
+        :meth:`_plan`).  Returns (plan, the planned trie's arrays, each ask's node)."""
+        cfg = self.config
+        ask_node = trie.node(ask_req, ask_pos)
+        arrays, remap = prune(trie.arrays, _queried(len(trie.arrays), ask_node))
+        if remap is not None:
+            ask_node = remap[ask_node]
+        plan = self._plan(arrays)
+        st.unique_tokens += plan.unique_tokens
+        if (cfg.plan == "padded" or (cfg.plan == "auto" and cfg.share_prefix and not cfg.max_row_tokens
+                                     and self._padded_cost(np.diff(offsets)) < plan.cost)):
+            trie = sorted_trie(flat, offsets, share=False)
+            ask_node = trie.node(ask_req, ask_pos)
+            arrays, remap = prune(trie.arrays, _queried(len(trie.arrays), ask_node))
+            if remap is not None:
+                ask_node = remap[ask_node]
+            plan = plan_forward(arrays, max(int(np.diff(offsets).max()), 1), pack=False)
+            st.padded_plans += 1
+        st.forwarded_tokens += plan.forwarded_tokens
+        return plan, arrays, ask_node
+
+    def _plan(self, trie):
         """The forward plan of a chunk's trie, at the row length the cost model prefers.
 
         Why not one length: attention in a packed row costs (row length) × (prefix + row length)
         per layer (a 2048-token row of a 270M model spends as much on attention as on its linear
         layers), while short rows pad more when the subtrees below the shared trunk do not fill
-        them.  Each length in :data:`ROW_LENGTHS` is planned (cheap: a walk of the trie) and
-        costed as forwarded tokens (padding included) × (1 + :data:`ATTENTION_PAIR_COST` ×
-        attended keys per token, plus the backend's cost per forward call); the cheapest wins, the
-        longer on a tie.  Measured on KoNUBench 0-shot cloze (Gemma 3 270M, 2 CPU threads, engine
-        only, best of two): the request-length rule this replaces packed 2,048-token rows after
-        the 220-token shared instruction (182 CPU s); the planner picks 512 (154 s; 256: 181 s,
-        1024: 153 s; benchmarks/engine_rows.py)."""
+        them.  Each length in :data:`ROW_LENGTHS` is planned (cheap: index arithmetic on the
+        trie's arrays and a best-fit packing of its subtrees) and costed as forwarded tokens
+        (padding included) × (1 + :data:`ATTENTION_PAIR_COST` × attended keys per token, plus the
+        backend's cost per forward call); the cheapest wins, the longer on a tie.  Measured on
+        KoNUBench 0-shot cloze (Gemma 3 270M, 2 CPU threads, engine only, best of two): the
+        request-length rule this replaces packed 2,048-token rows after the 220-token shared
+        instruction (182 CPU s); the planner picks 512 (154 s; 256: 181 s, 1024: 153 s;
+        benchmarks/engine_rows.py)."""
+        arrays = trie.arrays() if isinstance(trie, TokenTrie) else trie
         cfg = self.config
         if cfg.max_row_tokens or not cfg.share_prefix:
-            return plan_forward(trie, cfg.max_row_tokens or 2048, pack=cfg.share_prefix)
+            plan = plan_forward(arrays, cfg.max_row_tokens or 2048, pack=cfg.share_prefix)
+            plan.cost = self._plan_cost(plan)
+            return plan
         best = None
         for length in ROW_LENGTHS:
-            plan = plan_forward(trie, length, pack=True)
-            cost = self._plan_cost(plan)
-            if best is None or cost <= best[0]:
-                best = (cost, plan)
-            if len(plan.steps) == 1 and isinstance(plan.steps[0], RowsStep) and len(plan.steps[0].rows) == 1:
+            plan = plan_forward(arrays, length, pack=True)
+            plan.cost = self._plan_cost(plan)
+            if best is None or plan.cost <= best.cost:
+                best = plan
+            if len(plan.steps) == 1 and isinstance(plan.steps[0], RowsStep) and len(plan.steps[0].lengths) == 1:
                 break                      # the whole trie fits one row: longer rows change nothing
-        return best[1]
+        return best
 
     def _plan_cost(self, plan) -> float:
-        """Forwarded tokens, padding included, each weighted by the keys it attends to (a row is
-        masked, not causal: every token's scores span prefix + row), plus the backend's cost of
-        one forward call in tokens (``call_tokens``: a few on a CPU, thousands on a GPU, where
-        a small model's call is mostly kernel launches)."""
+        """Forwarded tokens, padding included, each weighted by the keys it attends to (the
+        backend's ``attention_keys``: a masked row computes every (query, key) pair of prefix +
+        row, an unbranched one the causal half), plus the backend's cost of one forward call in
+        tokens (``call_tokens``: a few on a CPU, thousands on a GPU, where a small model's call
+        is mostly kernel launches)."""
         call = getattr(self.backend, "call_tokens", 0)
+        keys = getattr(self.backend, "attention_keys", None) or attention_keys
         cost = 0.0
         for step in plan.steps:
             if isinstance(step, ChainStep):
-                n = len(step.row.nodes)
-                cost += call + n * (1 + ATTENTION_PAIR_COST * (step.prefix_len + n))
+                n = step.last - step.first + 1
+                cost += call + n * (1 + ATTENTION_PAIR_COST * keys(step.prefix_len, n, False))
             elif isinstance(step, RowsStep):
-                for batch in self._step_batches(step):
-                    width = len(batch[0].nodes)
-                    cost += call + len(batch) * width * (1 + ATTENTION_PAIR_COST * (step.prefix_len + width))
+                for rows in self._step_batches(step):
+                    width = int(step.lengths[rows[0]])
+                    branched = bool(step.branched[rows].any())
+                    cost += call + len(rows) * width * (
+                        1 + ATTENTION_PAIR_COST * keys(step.prefix_len, width, branched))
         return cost
 
-    def _step_batches(self, step: RowsStep):
-        """A rows step's forward calls: its rows longest first, cut by :func:`_batches` (the
-        planner costs exactly the calls the scoring loop makes)."""
-        rows = sorted(step.rows, key=lambda r: -len(r.nodes))
-        return _batches(rows, self.config.batch_size, self._batch_tokens(), step.prefix_len)
+    def _padded_cost(self, lengths: np.ndarray) -> float:
+        """The cost (as :meth:`_plan_cost`) of plain padded batches: every request's tokens in a
+        row of its own, unbranched, rows longest first."""
+        call = getattr(self.backend, "call_tokens", 0)
+        keys = getattr(self.backend, "attention_keys", None) or attention_keys
+        lens = np.sort(lengths)[::-1]
+        cost = 0.0
+        for rows in _cut(lens.tolist(), self.config.batch_size, self._batch_tokens(), 0):
+            width = lens[rows[0]]
+            cost += call + len(rows) * width * (1 + ATTENTION_PAIR_COST * keys(0, width, False))
+        return cost
+
+    def _step_batches(self, step: RowsStep) -> list[np.ndarray]:
+        """A rows step's forward calls (as row indices): its rows longest first, cut by count
+        and by (prefix + row) tokens; the planner costs exactly the calls the scoring loop
+        makes."""
+        order = np.argsort(-step.lengths, kind="stable")
+        cuts = _cut(step.lengths[order].tolist(), self.config.batch_size, self._batch_tokens(),
+                    step.prefix_len)
+        return [order[c] for c in cuts]
+
+    def _calls(self, plan) -> list["_Call"]:
+        """The plan as forward calls in order (prefix frees included)."""
+        calls: list[_Call] = []
+        for step in plan.steps:
+            if isinstance(step, FreeStep):
+                calls.append(_Call(None, 0, free=step.prefix))
+            elif isinstance(step, ChainStep):
+                calls.append(_Call(step.prefix, step.prefix_len, chain=(step.first, step.last),
+                                   new_prefix=step.new_prefix))
+            else:
+                for rows in self._step_batches(step):
+                    counts = step.ptr[rows + 1] - step.ptr[rows]
+                    roots = step.roots[ranges(step.ptr[rows], counts)]
+                    ptr = np.zeros(len(rows) + 1, dtype=np.int64)
+                    np.cumsum(counts, out=ptr[1:])
+                    calls.append(_Call(step.prefix, step.prefix_len, roots=roots, ptr=ptr,
+                                       lengths=step.lengths[rows],
+                                       branched=bool(step.branched[rows].any())))
+        return calls
 
     def _batch_tokens(self) -> int:
         return self.config.max_batch_tokens or getattr(self.backend, "batch_tokens", 32768)
 
     @staticmethod
-    def _response(s: _Scored, nodes: list[tuple[int, int]], node_res) -> Response:
-        if isinstance(s.req, NextTokenRequest):
-            lps, _ = node_res[nodes[0][0]]
-            return NextTokenResponse({lab: lps[t] for lab, t in s.labels},
-                                     {lab: t for lab, t in s.labels})
-        total, greedy = 0.0, True
-        for node, target in nodes:
-            lps, am = node_res[node]
-            total += lps[target]
-            greedy = greedy and am == target
-        return LoglikelihoodResponse(total, len(nodes), greedy)
+    def _responses(chunk: list[_Scored], reqs: np.ndarray, ask_ptr: np.ndarray, lay: "_Layout",
+                   slot_lp: np.ndarray, node_am: np.ndarray) -> list[tuple[str, Request, Response]]:
+        """Answers of the requests ``reqs`` (all their asks now computed)."""
+        starts, counts = ask_ptr[reqs], ask_ptr[reqs + 1] - ask_ptr[reqs]
+        idx = ranges(starts, counts)
+        lps = slot_lp[lay.ask_slot[idx]]
+        greedy = node_am[lay.ask_node[idx]] == lay.ask_tok[idx]
+        first = np.zeros(len(reqs), dtype=np.int64)
+        np.cumsum(counts[:-1], out=first[1:])
+        totals = np.add.reduceat(lps, first).tolist()
+        all_greedy = np.logical_and.reduceat(greedy, first).tolist()
+        lps = lps.tolist()
+        out = []
+        for i, a, m, total, greedy in zip(reqs.tolist(), first.tolist(), counts.tolist(), totals,
+                                          all_greedy):
+            s = chunk[i]
+            if s.labels:                        # next-token: one ask per label, in label order
+                resp = NextTokenResponse(dict(zip([lab for lab, _ in s.labels], lps[a:a + m])),
+                                         dict(s.labels))
+            else:
+                resp = LoglikelihoodResponse(total, m, greedy)
+            out.append((s.key, s.req, resp))
+        return out
 
     # -- generation ----------------------------------------------------------------------------
     def _generate(self, items, done, st: EngineStats) -> None:
@@ -526,14 +663,16 @@ def _join_windows(prepared: list[_Scored], done):
     return [s for s in prepared if not (s.window and not s.window[2])], joined
 
 
-def cut_groups(prepared: list[_Scored], target: int) -> list[list[_Scored]]:
+def cut_groups(prepared: list[_Scored], target: int, lcp: np.ndarray | None = None) -> list[list[_Scored]]:
     """Cut token-sorted requests into groups of about ``target`` tokens, deterministically (a
     function of the requests and ``target`` only, never of workers or timing, so a one-process
     run and a cluster run plan the very same groups).  Each group holds between ``target / 2``
     and ``target`` tokens (a single longer request is a group of its own); within that window
     the cut goes where the common prefix with the previous request is shortest (latest such
     place on ties), so a shared prefix — a few-shot block, a passage — stays in one group and
-    its trie."""
+    its trie.  ``lcp``: each request's common prefix with the one before (computed if absent)."""
+    if lcp is None:
+        lcp = neighbour_lcp(*_flatten(prepared))
     groups: list[list[_Scored]] = []
     n = len(prepared)
     start = 0
@@ -550,12 +689,32 @@ def cut_groups(prepared: list[_Scored], target: int) -> list[list[_Scored]]:
             acc += len(prepared[j - 1].inputs)
             if acc * 2 < target and j < end:
                 continue
-            lcp = _lcp(prepared[j - 1].inputs, prepared[j].inputs)
-            if best_lcp is None or lcp <= best_lcp:
-                best, best_lcp = j, lcp
+            shared = int(lcp[j])
+            if best_lcp is None or shared <= best_lcp:
+                best, best_lcp = j, shared
         groups.append(prepared[start:best])
         start = best
     return groups
+
+
+def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
+    """:func:`negbench.requests.request_key` of each request, the same strings, without
+    ``dataclasses.asdict``'s deep copy per request (a request's fields are strings, numbers and
+    tuples of strings: the same JSON)."""
+    import hashlib
+    from dataclasses import fields
+    dumps, sha = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode, hashlib.sha256
+    names: dict[type, tuple[str, ...]] = {}
+    out = []
+    for r in requests:
+        t = type(r)
+        ns = names.get(t)
+        if ns is None:
+            ns = names[t] = tuple(f.name for f in fields(t))
+        payload = {n: getattr(r, n) for n in ns}
+        blob = dumps([fingerprint, payload])
+        out.append(sha(blob.encode("utf-8")).hexdigest())
+    return out
 
 
 def is_request_level(backend) -> bool:
@@ -652,19 +811,6 @@ def _lcp(a: list[int], b: list[int]) -> int:
     return i
 
 
-def _batches(rows, batch_size: int, max_batch_tokens: int, prefix_len: int):
-    """Length-sorted rows cut into batches bounded by count and by (prefix + row) tokens."""
-    batch: list = []
-    for r in rows:
-        width = len(batch[0].nodes) if batch else len(r.nodes)
-        if batch and (len(batch) >= batch_size or (len(batch) + 1) * (prefix_len + width) > max_batch_tokens):
-            yield batch
-            batch = []
-        batch.append(r)
-    if batch:
-        yield batch
-
-
 def skip_done(bar, n: int) -> None:
     """Take ``n`` requests that need no computing (cached, duplicates, saved shards) out of a
     bar's total instead of counting them as progress: the rate and the ETA then describe only
@@ -684,3 +830,215 @@ def progress_bar(total: int, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="req", disable=not enabled, dynamic_ncols=True,
                 leave=False, smoothing=0.05)
 
+
+
+@contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off while the engine builds many small objects that
+    hold no cycles (token lists, requests, answers); yields whether it was on.  Why: its full
+    collections rescan every container the process holds; tokenising This is not a Dataset's
+    22k prompts took 22 µs each with it on, 6 µs with it off."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield was
+    finally:
+        if was:
+            gc.enable()
+
+
+@contextmanager
+def gc_frozen(enable: bool = True):
+    """The forward calls' loop with the collector on (their transient objects may hold cycles)
+    but the objects alive now (the run's requests, tokens, answers so far) frozen out of its
+    scans (``gc.freeze``), so a collection costs what the loop allocates, not the whole heap.
+    Nothing changes when the collector was off before the run, or when some other code froze
+    objects already (its freeze is not ours to undo)."""
+    mine = enable and gc.get_freeze_count() == 0
+    if mine:
+        gc.freeze()
+        gc.enable()
+    try:
+        yield
+    finally:
+        if mine:
+            gc.disable()
+            gc.unfreeze()
+
+
+def attention_keys(prefix_len: int, width: int, branched: bool) -> float:
+    """Keys each token of a row attends to, for the planner's cost: a masked row computes every
+    (query, key) pair of prefix + row; an unbranched row is causal (half the row on average).
+    A backend may refine this (``HFBackend.attention_keys``: kernels differ by device)."""
+    return prefix_len + (width if branched else (width + 1) / 2)
+
+
+@dataclass
+class _Call:
+    """One forward call of a plan: a chain (pre-order nodes ``chain[0]..chain[1]``, its KV kept
+    as ``new_prefix``), a batch of rows (row r: the subtrees at ``roots[ptr[r]:ptr[r + 1]]``),
+    or the release of a prefix (``free``)."""
+
+    prefix: int | None
+    prefix_len: int
+    chain: tuple[int, int] | None = None
+    new_prefix: int | None = None
+    roots: np.ndarray | None = None
+    ptr: np.ndarray | None = None
+    lengths: np.ndarray | None = None
+    branched: bool = True
+    free: int | None = None
+
+
+class _Layout:
+    """A chunk's forward calls as arrays: which tokens, positions and subtree ends each row
+    holds and which (position, target) pairs each call scores — index arithmetic on the
+    planned trie's arrays, no Python step per token.  Every distinct (node, target) pair is one
+    *slot*; each request's answer sums (or reads) its asks' slots."""
+
+    def __init__(self, arrays: TrieArrays, ask_node: np.ndarray, ask_tok: np.ndarray):
+        self.arrays = arrays
+        self.ask_node, self.ask_tok = ask_node, ask_tok
+        v = int(ask_tok.max()) + 1 if len(ask_tok) else 1
+        uniq, inv = np.unique(ask_node * v + ask_tok, return_inverse=True)
+        self.ask_slot = inv.reshape(-1)
+        self.slot_node = uniq // v
+        self.slot_tok = uniq - self.slot_node * v
+        self.n_slots = len(uniq)
+        self.qnodes, first = np.unique(self.slot_node, return_index=True)
+        self.qptr = np.append(first, len(uniq)).astype(np.int64)
+        self.node_q = np.full(len(arrays), -1, dtype=np.int64)
+        self.node_q[self.qnodes] = np.arange(len(self.qnodes), dtype=np.int64)
+
+    def call_of_node(self, calls: list[_Call], n: int) -> np.ndarray:
+        out = np.full(n, -1, dtype=np.int64)
+        for c, call in enumerate(calls):
+            if call.chain is not None:
+                out[call.chain[0]:call.chain[1] + 1] = c
+            elif call.roots is not None:
+                out[ranges(call.roots, self.arrays.end[call.roots] - call.roots + 1)] = c
+        return out
+
+    def batch(self, call: _Call) -> tuple[PackedBatch, np.ndarray, np.ndarray]:
+        """The call's :class:`PackedBatch`, the slot of each of its targets and the node of
+        each of its scored positions."""
+        a = self.arrays
+        if call.chain is not None:
+            idx = np.arange(call.chain[0], call.chain[1] + 1, dtype=np.int64)
+            n = len(idx)
+            lengths = np.array([n], dtype=np.int64)
+            row_of = np.zeros(n, dtype=np.int64)
+            col = np.arange(n, dtype=np.int64)
+            ids, pos, end = a.token[idx][None], a.depth[idx][None], None
+        else:
+            roots, lengths = call.roots, call.lengths
+            sizes = a.end[roots] - roots + 1
+            idx = ranges(roots, sizes)
+            B, L = len(lengths), int(lengths.max())
+            row_of_root = np.repeat(np.arange(B, dtype=np.int64), np.diff(call.ptr))
+            row_start = np.zeros(B, dtype=np.int64)
+            np.cumsum(lengths[:-1], out=row_start[1:])
+            root_start = np.zeros(len(roots), dtype=np.int64)
+            np.cumsum(sizes[:-1], out=root_start[1:])
+            row_of = np.repeat(row_of_root, sizes)
+            col = np.arange(len(idx), dtype=np.int64) - row_start[row_of]
+            ids = np.zeros((B, L), dtype=np.int64)
+            ids[row_of, col] = a.token[idx]
+            pos = np.zeros((B, L), dtype=np.int64)
+            pos[row_of, col] = a.depth[idx]
+            end = None
+            if call.branched:                   # padding ends at itself: attends only itself
+                end = np.tile(np.arange(L, dtype=np.int64), (B, 1))
+                shift = roots - (root_start - row_start[row_of_root])
+                end[row_of, col] = a.end[idx] - np.repeat(shift, sizes)
+        qi = self.node_q[idx]
+        m = qi >= 0
+        qn = qi[m]
+        counts = self.qptr[qn + 1] - self.qptr[qn]
+        t_slot = ranges(self.qptr[qn], counts)
+        batch = PackedBatch(ids, pos, end, lengths, row_of[m], col[m],
+                            np.repeat(np.arange(len(qn), dtype=np.int64), counts),
+                            self.slot_tok[t_slot])
+        return batch, t_slot, self.qnodes[qn]
+
+
+class _Done:
+    """A result that is already there (``concurrent.futures.Future``-like)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+def _rows_forward(backend):
+    """``forward_batch`` for a backend that has only ``forward_rows``."""
+    def forward(batch: PackedBatch, prefix=None, prefix_len: int = 0, keep_kv: bool = False):
+        res, kv = backend.forward_rows(row_inputs(batch), prefix, prefix_len, keep_kv=keep_kv)
+        flat = [qr for row in res for qr in row]
+        lp = np.fromiter((x for qr in flat for x in qr.logprobs), dtype=np.float64)
+        am = np.fromiter((qr.argmax for qr in flat), dtype=np.int64, count=len(flat))
+        return _Done((lp, am)), kv
+    return forward
+
+
+def _forward_clock(backend) -> float:
+    """Seconds the backend has spent in forward calls so far (0 when it does not say)."""
+    clock = getattr(backend, "forward_seconds", None)
+    return float(clock()) if callable(clock) else 0.0
+
+
+def _prefetcher(cfg: EngineConfig, backend):
+    on = cfg.prefetch
+    if on is None:
+        on = str(getattr(backend, "device", "cpu")).startswith("cuda")
+    if not on:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="negbench-prefetch")
+
+
+def _queried(n: int, nodes: np.ndarray) -> np.ndarray:
+    q = np.zeros(n, dtype=bool)
+    q[nodes] = True
+    return q
+
+
+def _sort_by_tokens(prepared: list["_Scored"]):
+    """Requests sorted by their input tokens (as lists of ints sort: a prefix first; a stable
+    sort), with the flat token array and offsets in that order.  The keys are slices of one
+    big-endian byte buffer, compared in C."""
+    flat, offsets = _flatten(prepared)
+    buf = flat.astype(">u4").tobytes()
+    bounds = (offsets * 4).tolist()
+    keys = [buf[a:b] for a, b in zip(bounds, bounds[1:])]
+    order = np.asarray(sorted(range(len(prepared)), key=keys.__getitem__), dtype=np.int64)
+    lens = np.diff(offsets)[order]
+    new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
+    np.cumsum(lens, out=new_offsets[1:])
+    return ([prepared[i] for i in order.tolist()], flat[ranges(offsets[:-1][order], lens)],
+            new_offsets)
+
+
+def _flatten(prepared: list["_Scored"]) -> tuple[np.ndarray, np.ndarray]:
+    """All requests' input tokens in one array, and each request's offsets into it."""
+    n = len(prepared)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(s.inputs) for s in prepared), dtype=np.int64, count=n), out=offsets[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(s.inputs for s in prepared), dtype=np.int64,
+                       count=int(offsets[-1]))
+    return flat, offsets
+
+
+def _cut(lengths: list[int], batch_size: int, max_batch_tokens: int, prefix_len: int) -> list[np.ndarray]:
+    """Rows (longest first) cut into forward calls, bounded by count and by (prefix + widest
+    row) tokens per row."""
+    out, start = [], 0
+    for i in range(1, len(lengths)):
+        if i - start >= batch_size or (i - start + 1) * (prefix_len + lengths[start]) > max_batch_tokens:
+            out.append(np.arange(start, i, dtype=np.int64))
+            start = i
+    if lengths:
+        out.append(np.arange(start, len(lengths), dtype=np.int64))
+    return out

@@ -158,7 +158,8 @@ def worker_spec(model: str, backend_options: dict[str, Any]) -> WorkerSpec:
 
 
 CODE_MODULES = ("negbench.core.engine", "negbench.core.trie", "negbench.backends.hf",
-                "negbench.backends.base")
+                "negbench.backends.base", "negbench.backends.attention",
+                "negbench.backends.token_splits")
 
 
 def code_digest() -> str:

@@ -39,7 +39,7 @@ from negbench.errors import NegbenchError, OptionError, missing_module_error
 
 TRACKERS = ("tensorboard", "wandb", "mlflow")
 DEFAULT_PROJECT = "negbench"
-TABLE_COLUMNS = ["unit", "task", "mode", "shots", "seed", "metric", "value"]
+TABLE_COLUMNS: list[Any] = ["unit", "task", "mode", "shots", "seed", "metric", "value"]
 
 
 def report_to(s: str) -> list[str]:
@@ -106,7 +106,7 @@ def _check_wandb_login() -> None:
     from urllib.parse import urlsplit
     host = urlsplit(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai").hostname
     try:
-        found = netrc.netrc(os.environ.get("NETRC")).authenticators(host) is not None
+        found = netrc.netrc(os.environ.get("NETRC")).authenticators(host or "") is not None
     except (OSError, netrc.NetrcParseError):
         found = False
     if not found:
