@@ -11,7 +11,8 @@ from typing import Sequence
 from negbench import __version__
 from negbench.errors import NegbenchError, OutputError
 from negbench.report import csv_export
-from negbench.report.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, compare_runs,
+from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from negbench.report.compare import (compare_runs,
                                      to_markdown as compare_markdown)
 from negbench.report.html import render as render_html
 from negbench.report.load import Run, load_runs, primary_metric, sample_view

@@ -46,7 +46,7 @@ from negbench.evaluation.metrics import mean, sd
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource
 from negbench.tasks.records import field, iter_jsonl
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.condaqa import analysis
 from negbench.tasks.condaqa.analysis import question_tokens
 
@@ -660,6 +660,29 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     return out
 
 
+def accuracy_parts(mode: str, records: list[dict]) -> dict:
+    """The headline ``accuracy`` per contrast group (correct, scored records), read as
+    :func:`condaqa_metrics` reads it — so its 95 % interval resamples whole groups."""
+    generation = mode in GENERATION_MODES or bool(records and "exact_match" in records[0])
+    if generation:
+        records = rescore_generation(mode, records)
+    out: dict = {}
+    for m, c in _outcomes(records, "em_paper" if generation else "acc",
+                          "keep" if generation else "exclude"):
+        k = (m["PassageID"], str(m["QuestionID"]))
+        s, n = out.get(k, (0.0, 0.0))
+        out[k] = (s + float(c), n + 1.0)
+    return out
+
+
+#: A subset keeps whole contrast groups: one question asked on the original passage and its
+#: paraphrase, scope and affirmative edits (consistency needs all four).
+STRUCTURE = Structure(unit=("PassageID", "QuestionID"), unit_name="contrast group",
+                      units_name="contrast groups")
+#: The paper's strict exact match beside negbench's lenient readings of the same outputs.
+LENIENT = (("accuracy", "accuracy_lenient"), ("accuracy", "accuracy_normalized"))
+
+
 # -- majority baseline --------------------------------------------------------------------------
 def docs_to_records(docs: Iterable[Doc]) -> list[dict]:
     """Model-free records (``doc_id``, ``gold``, ``meta``) for baselines computed from data."""
@@ -793,14 +816,16 @@ def _modes() -> dict[str, ModeSpec]:
     return {
         "generate": ModeSpec(render_generate, GENERATE,
                              "Figure 5 prompt, greedy generation until newline / ###, answer "
-                             "normalised to YES / NO / DON'T KNOW or a span, exact match"),
+                             "normalised to YES / NO / DON'T KNOW or a span, exact match",
+                             headline="accuracy"),
         "cot": ModeSpec(render_cot, COT,
                         "Figure 6 chain-of-thought: the Figure 5 prompt ending in 'Answer: Let's "
-                        "think step by step.'; the answer after 'So the answer is', exact match"),
+                        "think step by step.'; the answer after 'So the answer is', exact match",
+                        headline="accuracy"),
         "loglik": ModeSpec(render_loglik, LOGLIK,
                                    "log-likelihood of ' YES' / ' NO' / ' DON'T KNOW' after the "
                                    "Figure 5 prompt; span-answer records excluded",
-                                   include=is_label_answer),
+                                   include=is_label_answer, headline="accuracy"),
     }
 
 
@@ -813,7 +838,9 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
 
     common = dict(load=loader, modes=_modes(), default_modes=("generate",), description=description,
                   target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-                  extra_metrics=condaqa_metrics, tables=analysis.tables, language="en", source=SOURCE)
+                  extra_metrics=condaqa_metrics, tables=analysis.tables, language="en", source=SOURCE,
+                  structure=STRUCTURE, headline_parts=accuracy_parts, lenient_metrics=LENIENT,
+                  data=DATA)
     tasks = [Task(name="condaqa",
                   summary="CONDAQA test set (7,240), zero-shot, Figure 5 prompt; accuracy and "
                           "consistency (English reading comprehension about negation)",

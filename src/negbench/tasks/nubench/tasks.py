@@ -55,7 +55,7 @@ from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.common.negation_errors import error_analysis, format_error_table
 from negbench.tasks.data_source import DataSource
 from negbench.tasks.records import field, iter_jsonl, read_text
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-NUBench"
 SOURCE = ("Thunder-NUBench, So et al. (Findings of EACL 2026; arXiv 2506.14397); "
@@ -566,7 +566,9 @@ class OptionGeneration(Generation):
 COMPLETION = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
 OPTION = OptionGeneration(stop=STOP, max_tokens=MAX_TOKENS, extract=option_answer,
                           normalize=em_normalize)
-LETTER = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
+LETTER = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",))   # letters: acc_norm = acc
+#: Subsets spread over the local-negation categories (``choice2_type``, non-applicable included).
+STRUCTURE = Structure(stratum="choice2_type", stratum_name="local-negation category")
 
 
 # -- error analysis --------------------------------------------------------------------------------
@@ -685,7 +687,8 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
                  protocol_shots=PROTOCOL_SHOTS, protocol_seeds=PROTOCOL_SEEDS,
                  fewshot_sampler="lm-eval", target_delimiter=TARGET_DELIMITER,
                  fewshot_delimiter=FEWSHOT_DELIMITER, extra_metrics=nubench_metrics,
-                 tables=error_tables, language="en", source=SOURCE)
+                 tables=error_tables, language="en", source=SOURCE, structure=STRUCTURE,
+                 data=DATA)
             for style in STYLES]
 
 
