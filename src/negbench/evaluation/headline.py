@@ -56,12 +56,12 @@ def headline_parts(task, mode: str, records: Iterable[dict]) -> Parts | None:
     return field_parts(task, records, [task.headline(mode)]).get(task.headline(mode))
 
 
-def ci_of(parts: Parts | None) -> list[float] | None:
+def ci_of(parts: Parts | None, proportion: bool = True) -> list[float] | None:
     if not parts:
         return None
     sums = [s for s, _ in parts.values()]
     counts = [c for _, c in parts.values()]
-    ci = interval(sums, counts)
+    ci = interval(sums, counts, proportion)
     return [ci[0], ci[1]] if ci else None
 
 
@@ -82,7 +82,7 @@ def add_intervals(task, mode: str, records: Iterable[dict], metrics: dict
     value = _num(metrics.get(h))
     if value is None and parts and h not in metrics:
         value = sum(s for s, _ in parts.values()) / sum(c for _, c in parts.values())
-    ci = ci_of(parts) if value is not None else None
+    ci = ci_of(parts, task.headline_proportion) if value is not None else None
     metrics[f"{h}_ci95"] = ci
     n = int(round(sum(c for _, c in parts.values()))) if parts else int(metrics.get("n") or 0)
     return {"metric": h, "value": value, "ci95": ci, "n": n}, parts
@@ -103,7 +103,7 @@ def group_headline(task, mode: str, units: list[dict], parts: list[Parts | None]
             for k, (s, c) in (p or {}).items():
                 s0, c0 = pooled.get(k, (0.0, 0.0))
                 pooled[k] = (s0 + s, c0 + c)
-        ci = ci_of(pooled)
+        ci = ci_of(pooled, task.headline_proportion if task is not None else True)
     else:
         ci = None
     return {"metric": h, "mean": mean, "sd": sd(vals) if len(vals) > 1 else None, "ci95": ci,

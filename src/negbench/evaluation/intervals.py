@@ -3,10 +3,14 @@
 * :func:`wilson` — the Wilson score interval of a proportion of independent 0/1 outcomes (items,
   or whole groups such as CONDAQA's all-four-correct questions); it stays inside [0, 1] and is
   right for small n, where the normal approximation (mean ± 1.96 SE) is not.
+* :func:`clustered_wilson` — the same for 0/1 items that come in clusters (the benchmark's units:
+  contrast groups, blocks, minimal pairs; or one document's answers under several few-shot
+  seeds): Wilson with the effective n of a cluster-robust variance (n / design effect, between
+  the number of clusters and n), so correlated items are not counted as independent — and, unlike
+  a bootstrap, it does not collapse to [0, 0] when every item is wrong.
 * :func:`cluster_interval` — a percentile bootstrap of a ratio Σ numerator / Σ denominator over
-  clusters drawn with replacement: the benchmark's units (contrast groups, blocks, minimal-pair
-  groups, or one document's answers under several few-shot seeds) move together, so items that
-  are not independent are not counted as if they were.
+  clusters drawn with replacement, for a metric that is not a proportion (JSTS-Neg / JNLI-Neg's
+  AccChg, a difference of two accuracies over minimal pairs).
 * :func:`interval` picks between them.
 
 Every bootstrap in negbench (these intervals, ``negbench compare``, ``negbench report``, the
@@ -26,7 +30,7 @@ BOOTSTRAP_SEED = 0
 Z95 = 1.959963984540054
 
 
-def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float] | None:
+def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float] | None:
     """Wilson score interval of ``k`` successes in ``n`` independent trials (None when n = 0)."""
     if n <= 0:
         return None
@@ -34,7 +38,8 @@ def wilson(k: float, n: int, z: float = Z95) -> tuple[float, float] | None:
     d = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / d
     half = z / d * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    lo, hi = centre - half, centre + half
+    return (0.0 if lo < 1e-12 else lo), (1.0 if hi > 1 - 1e-12 else hi)
 
 
 def resample_ratios(sums: Sequence[float], counts: Sequence[float],
@@ -86,9 +91,29 @@ def cluster_interval(sums: Sequence[float], counts: Sequence[float],
     return float(lo), float(hi)
 
 
-def interval(sums: Sequence[float], counts: Sequence[float]) -> tuple[float, float] | None:
-    """The 95 % interval of Σ sums / Σ counts: Wilson when every cluster is one 0/1 outcome
-    (independent items or groups), else the cluster bootstrap."""
-    if all(c == 1 for c in counts) and all(s in (0, 1) for s in sums):
-        return wilson(sum(sums), len(sums))
+def clustered_wilson(sums: Sequence[float], counts: Sequence[float],
+                     z: float = Z95) -> tuple[float, float] | None:
+    """Wilson interval of a proportion of 0/1 items in clusters (``sums[c]`` successes of
+    ``counts[c]`` items): n is replaced by the effective n = p(1 − p) / v, v the cluster-robust
+    (ratio-estimator) variance of p, kept between the number of clusters and n; with every
+    cluster one item, or p at 0 or 1 (no variance to estimate), it is plain Wilson."""
+    n = float(sum(counts))
+    C = sum(1 for c in counts if c > 0)
+    if n <= 0:
+        return None
+    p = sum(sums) / n
+    if C == n or C < 2 or p in (0.0, 1.0):
+        n_eff = n if C >= 2 or C == n else 1.0
+    else:
+        v = C / (C - 1) * sum((s - p * c) ** 2 for s, c in zip(sums, counts)) / (n * n)
+        n_eff = n if v <= 0 else min(n, max(float(C), p * (1 - p) / v))
+    return wilson(p * n_eff, n_eff, z) if n_eff >= 1 else wilson(p, 1, z)
+
+
+def interval(sums: Sequence[float], counts: Sequence[float],
+             proportion: bool = True) -> tuple[float, float] | None:
+    """The 95 % interval of Σ sums / Σ counts: for a proportion of 0/1 items, Wilson (clusters
+    of several items: :func:`clustered_wilson`); otherwise the cluster bootstrap."""
+    if proportion:
+        return clustered_wilson(sums, counts)
     return cluster_interval(sums, counts)

@@ -176,18 +176,18 @@ def unit_warnings(unit: str, task, mode: str, records: Iterable[dict], metrics: 
     if undefined:
         st = task.structure
         sub = subset or {}
-        what = (f"complete {st.units_name}" if st.unit else "the records they are computed over")
         shown = ", ".join(undefined[:8]) + (f" and {len(undefined) - 8} more"
                                             if len(undefined) > 8 else "")
         if sub.get("subset"):
-            fix = ("evaluate more records (--limit / --sample keep whole "
-                   f"{st.units_name}) or the whole set")
+            fix = ("evaluate more records (--limit / --sample"
+                   + (f" keep whole {st.units_name}" if st.unit else "") + ") or the whole set")
         else:
-            fix = "these metrics need other records than the task selects; the others are valid"
+            fix = "these metrics need records the task does not select; the others are valid"
         out.append(RunWarning(
             unit, "undefined_metric",
-            f"{shown} undefined on these {n} records (they lack {what}); shown as null / –"
-            + (f" — including the headline {headline}" if headline in undefined else ""), fix))
+            f"{shown} undefined: the {n} records evaluated hold none of what "
+            + ("it is" if len(undefined) == 1 else "they are") + " computed over (shown as null / –)"
+            + (f"; this includes the headline {headline}" if headline in undefined else ""), fix))
     missing = (subset or {}).get("missing_strata") or []
     if missing:
         st = task.structure

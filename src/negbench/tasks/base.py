@@ -143,6 +143,9 @@ class Task:
     # per-sample field of the same name (CONDAQA's accuracy, AccChg over minimal pairs …):
     # (mode, records) -> {unit key: (sum, count)}; the headline is sum / count over the clusters
     headline_parts: Callable[[str, list[dict]], dict[Hashable, tuple[float, float]]] | None = None
+    # the headline is a proportion of 0/1 items (Wilson intervals); False: a difference such as
+    # AccChg (cluster bootstrap)
+    headline_proportion: bool = True
     # (strict metric, lenient metric) pairs whose gap says the model answers in another form
     lenient_metrics: tuple[tuple[str, str], ...] = ()
     # where the benchmark's data is looked for (a tasks.data_source.DataSource; None: shipped)

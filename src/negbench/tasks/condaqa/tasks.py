@@ -44,7 +44,7 @@ from typing import Any, Iterable, Sequence
 from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import mean, sd
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.condaqa import analysis
@@ -291,21 +291,9 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
         raise DataError(f"split '{split}' exists only in the GitHub release (the Hugging Face copy "
                         "has train / validation / test)", path=where,
                         fix="use a local folder of the official release for test1..5 / shots1..5")
-    try:
-        import datasets  # noqa: F401  (optional dependency, imported only here)
-    except ImportError:
-        raise DataError("loading CONDAQA from the Hugging Face hub needs the 'datasets' package, "
-                        "which is not installed", path=where,
-                        fix="pip install datasets, or use a local folder of the official release "
-                            "(NEGBENCH_DATA / NEGBENCH_CONDAQA)") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
-    try:
-        ds = datasets.load_dataset(dataset_id, split=_HF_SPLITS[split])
-    except Exception as exc:  # network, unknown id, … — report it as a data problem
-        raise DataError(f"could not load {dataset_id} split {_HF_SPLITS[split]} "
-                        f"({type(exc).__name__}: {exc})", path=where,
-                        fix=hub_data_fix("use a local folder of the release")) from None
+    ds = load_hub_dataset(dataset_id, _HF_SPLITS[split], what="CONDAQA",
+                          local="use a local folder of the official release "
+                                "(NEGBENCH_DATA / NEGBENCH_CONDAQA)")
     src = f"{where}/{_HF_SPLITS[split]}"
     rows = [(_parse(dict(obj), src, f"row {n}", None), src, n) for n, obj in enumerate(ds)]
     if not rows:

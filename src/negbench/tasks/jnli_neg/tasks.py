@@ -254,7 +254,8 @@ def make_tasks(source: str | os.PathLike | None = None) -> tuple[Task, ...]:
         protocol_seeds=PROTOCOL_SEEDS, fewshot_sampler=mp.StratifiedShots(), description=description,
         target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
         extra_metrics=jnli_neg_metrics, tables=jnli_neg_tables, language="ja", source=SOURCE,
-        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, data=DATA),)
+        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, headline_proportion=False,
+        data=DATA),)
 
 
 TASKS: tuple[Task, ...] = make_tasks()

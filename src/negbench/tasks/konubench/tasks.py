@@ -46,7 +46,7 @@ from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import by_group, mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.common.negation_errors import TYPE_LABELS, WRONG_TYPES, error_analysis, format_error_table
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
@@ -265,22 +265,9 @@ def _load_local(root: Path, split: str) -> list[Doc]:
     return make_docs(rows, str(p))
 
 
-def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str):
-    where = f"hf:{dataset_id}"
-    try:
-        import datasets  # noqa: F401  (optional dependency, imported only here)
-    except ImportError:
-        raise DataError(f"loading {what} from the Hugging Face hub needs the 'datasets' package, "
-                        "which is not installed", path=where,
-                        fix="pip install datasets, or use a local folder of the official release") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
-    try:
-        args = (dataset_id, config) if config else (dataset_id,)
-        return datasets.load_dataset(*args, split=split)
-    except Exception as exc:  # network, unknown id, … — report it as a data problem
-        raise DataError(f"could not load {dataset_id} split {split} ({type(exc).__name__}: {exc})",
-                        path=where, fix=hub_data_fix("use a local folder of the release")) from None
+def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str,
+                local: str = "use a local folder of the official release"):
+    return load_hub_dataset(dataset_id, split, config, what=what, local=local)
 
 
 def _load_hf(dataset_id: str, split: str) -> list[Doc]:
@@ -572,7 +559,9 @@ def _load_kobest_cached(source: str, split: str) -> tuple[Doc, ...]:
         raise DataError(f"KoBEST BoolQ {split} file not found", path=str(root),
                         fix=f"expected {split}.jsonl or {split}.json with paragraph, question, label")
     if _is_hf(source):
-        ds = _hf_dataset(_hf_id(source), split, KOBEST_CONFIG, "KoBEST BoolQ")
+        ds = _hf_dataset(_hf_id(source), split, KOBEST_CONFIG, "KoBEST BoolQ",
+                         local=f"point NEGBENCH_KOBEST_BOOLQ at a folder with {split}.jsonl "
+                               "(paragraph, question, label)")
         src = f"hf:{_hf_id(source)}/{KOBEST_CONFIG}/{split}"
         return tuple(Doc(str(i), {**_parse_boolq(dict(o), src, str(i)), "row": i}, src)
                      for i, o in enumerate(ds))

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from negbench.errors import DataError, TaskError
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import iter_jsonl, read_text
 from negbench.evaluation.metrics import mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, TrueFalseNextToken
@@ -320,20 +320,10 @@ def read_jsonl_release(path: Path) -> Release:
 
 def read_hub(dataset_id: str = HF_ID) -> Release:
     where = f"hf:{dataset_id}"
-    try:
-        import datasets
-    except ImportError:
-        raise DataError("loading from the Hugging Face hub needs the 'datasets' package", path=where,
-                        fix="pip install datasets, or use the raw release zip") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
     rows = []
     for split, hub_split in (("train", "train"), ("dev", "validation"), ("test", "test")):
-        try:
-            ds = datasets.load_dataset(dataset_id, split=hub_split)
-        except Exception as exc:  # network, unknown id …: a data problem for the user
-            raise DataError(f"could not load {dataset_id} {hub_split} ({type(exc).__name__}: {exc})",
-                            path=where, fix=hub_data_fix("use the raw release zip")) from None
+        ds = load_hub_dataset(dataset_id, hub_split, what="This is not a Dataset",
+                              local="use the raw release zip")
         rows += [(split, parse_hub_record(dict(o), f"{where}/{hub_split}", f"record {i}"))
                  for i, o in enumerate(ds)]
     return _collect(rows, where)
