@@ -22,6 +22,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
+from negbench.evaluation.subsets import plural
+
 #: Share of unreadable outputs above which a unit is flagged.
 UNPARSEABLE_RATE = 0.2
 #: Share of the most frequent prediction from which a unit is flagged as constant …
@@ -194,7 +196,8 @@ def unit_warnings(unit: str, task, mode: str, records: Iterable[dict], metrics: 
         out.append(RunWarning(
             task.name, "subset_incomplete",
             f"the subset holds no {st.unit_name} of {len(missing)} "
-            f"{st.stratum_name or st.stratum}(s): {', '.join(map(str, missing[:6]))}"
+            f"{plural(st.stratum_name or st.stratum or '') if len(missing) > 1 else st.stratum_name}: "
+            f"{', '.join(map(str, missing[:6]))}"
             + (" …" if len(missing) > 6 else ""),
             f"ask for more records (--limit / --sample) so that every "
             f"{st.stratum_name or st.stratum} gets one"))

@@ -113,6 +113,14 @@ def _fmt(n: int) -> str:
     return f"{n:,}"
 
 
+def plural(word: str) -> str:
+    """English plural of the last word (``condition`` → ``conditions``, ``category`` →
+    ``categories``)."""
+    if word.endswith("y") and not word.endswith(("ay", "ey", "oy", "uy")):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
+
+
 def select(docs: Sequence[Doc], structure: Structure, limit: int | None = None,
            sample: int | None = None, seed: int = 0) -> tuple[Sequence[Doc], Selection]:
     """The records to evaluate and how they were chosen (``limit`` and ``sample`` exclusive;
@@ -167,7 +175,7 @@ def _rule(st: Structure, how: str, asked: int, n: int, full: int, units: int, un
     else:
         what = f"records {order}"
     if st.stratum and n_strata > 1:
-        what += f", spread over the {n_strata} {st.stratum_name or st.stratum}s in proportion"
+        what += f", spread over the {n_strata} {plural(st.stratum_name or st.stratum)} in proportion"
     text = f"{what}: {_fmt(n)} of {_fmt(full)} records"
     if n != asked:
         text += (f" ({how} {_fmt(asked)}: {_fmt(n)} in whole {st.units_name}, "

@@ -39,6 +39,7 @@ class Report:
     sample_limit: int | None = None
     notes: list[str] = field(default_factory=list)
     run_warnings: list[dict] = field(default_factory=list)     # what the runs themselves saved
+    headline: Table | None = None      # per run and group: n, subset, headline metric, 95 % CI
 
     def to_dict(self) -> dict:
         return json_safe({
@@ -47,6 +48,7 @@ class Report:
             "runs": [r.summary() for r in self.runs], "tables": [t.to_dict() for t in self.tables],
             "plots": [p.to_dict() for p in self.plots],
             "comparisons": [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.comparisons],
+            "headline": self.headline.to_dict() if self.headline else None,
             "warnings": list(self.warnings), "run_warnings": list(self.run_warnings),
             "notes": list(self.notes), "files": dict(self.files)})
 
@@ -109,7 +111,6 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
         note = size_note(t, runs)
         if note:
             t.notes.append(note)
-    tables.insert(0, headline_table(runs))
     comparisons: list[dict] = []
     if baseline is not None and len(runs) > 1:
         if not 0 <= baseline < len(runs):
@@ -142,6 +143,7 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
         leave_out_text(views, comparisons)
     rep = Report(runs, tables, [], comparisons, views, warnings)
     rep.run_warnings = run_warnings(runs)
+    rep.headline = headline_table(runs)
     rep.sample_limit = max_samples_per_unit
     rep.notes = [] if text else [NO_TEXT_NOTE]
     if plots:
@@ -240,6 +242,8 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
         if rep.run_warnings:
             parts += [f"## ⚠ Warnings ({len(rep.run_warnings)})", ""]
             parts += [f"- **{warning_text(w)}**" for w in rep.run_warnings] + [""]
+        if rep.headline is not None:
+            parts += [rep.headline.to_markdown(), ""]
         for t in rep.tables:
             parts += [t.to_markdown(), ""]
         for p in rep.plots:
@@ -253,8 +257,9 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
         atomic_write_text(out / "report.md", "\n".join(parts))
         files["md"] = "report.md"
     if "tex" in fmts:
+        first = [rep.headline] if rep.headline else []
         tex = ["% negbench report tables; needs \\usepackage{booktabs}",
-               *[t.to_latex() + "\n" for t in rep.tables]]
+               *[t.to_latex() + "\n" for t in first + rep.tables]]
         atomic_write_text(out / "report.tex", "\n".join(tex))
         files["tex"] = "report.tex"
     if "csv" in fmts:
@@ -270,7 +275,7 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
             title=title, runs=[r.summary() for r in rep.runs], tables=rep.tables, plots=rep.plots,
             comparisons=rep.comparisons, samples=rep.views, warnings=rep.warnings,
             notes=rep.notes, sample_limit=rep.sample_limit,
-            banner=[warning_text(w) for w in rep.run_warnings]))
+            banner=[warning_text(w) for w in rep.run_warnings], headline=rep.headline))
         files["html"] = "report.html"
     if "json" in fmts:
         files["json"] = "report.json"

@@ -228,7 +228,7 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
 def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequence,
            comparisons: Sequence[dict], samples: list[dict], warnings: Sequence[str] = (),
            notes: Sequence[str] = (), sample_limit: int | None = None,
-           banner: Sequence[str] = ()) -> str:
+           banner: Sequence[str] = (), headline=None) -> str:
     refs: dict[str, dict] = {}
     for t in tables:
         refs.update(t.refs())
@@ -268,6 +268,10 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
                    f"<td>{_esc(gtxt)}</td>"
                    f'<td class="nb-wrap nb-path">{_esc(r["path"])}</td></tr>')
     out.append("</tbody></table></div>")
+    if headline is not None and headline.rows:
+        out.append(f"<h3>{_esc(headline.title)}</h3><p class=\"cap\">{_esc(headline.caption)}</p>"
+                   + scroll_box(headline.to_html())
+                   + "".join(f'<p class="cap">{_esc(n)}</p>' for n in headline.notes))
     for w in warnings:
         out.append(f'<p class="warn">⚠ {_esc(w)}</p>')
     for n in notes:

@@ -120,6 +120,7 @@ REPORT = {
                                                             "files": {"type": "array", "items": _str}}}},
         "comparisons": {"type": "array", "items": COMPARE},
         "warnings": {"type": "array", "items": _str},
+        "headline": {"anyOf": [{"type": "null"}, TABLE]},
         "run_warnings": {"type": "array", "items": {"type": "object",
                                                     "required": ["run", "unit", "kind", "message", "fix"]}},
         "notes": {"type": "array", "items": _str},

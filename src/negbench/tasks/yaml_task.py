@@ -52,7 +52,7 @@ from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 LETTERS = "ABCDEFGHIJ"
 MODES = ("cloze", "letter", "next_token", "generate")
 #: the metrics each mode computes
-MODE_METRICS = {"cloze": ("acc", "acc_norm"), "letter": ("acc", "acc_norm"),
+MODE_METRICS = {"cloze": ("acc", "acc_norm"), "letter": ("acc",),
                 "next_token": ("acc",), "generate": ("exact_match",)}
 KEYS = ("task", "summary", "dataset", "test_split", "fewshot_split", "id_field", "prompt",
         "choices", "answer", "modes", "default_modes", "metrics", "group_by", "target_delimiter",

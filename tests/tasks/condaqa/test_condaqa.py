@@ -319,7 +319,7 @@ def test_hf_without_datasets(monkeypatch):
     cq.clear_cache()
     with pytest.raises(DataError, match="'datasets' package") as ei:
         cq.load_split("dev", "hf:lasha-nlp/CONDAQA")
-    assert isinstance(ei.value, NegbenchError) and "pip install datasets" in str(ei.value)
+    assert isinstance(ei.value, NegbenchError) and "pip install -c constraints.txt datasets" in str(ei.value)
     with pytest.raises(DataError, match="only in the GitHub release"):
         cq.load_split("test3", "lasha-nlp/CONDAQA")
 
