@@ -71,7 +71,11 @@ class RunWarning:
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %" if x >= 0.01 or x == 0 else f"{100 * x:.2f} %"
+    """``37 %``; near 0 or 100 % with the decimals that tell it apart from them (``99.98 %``)."""
+    v = 100 * x
+    if x in (0, 1) or 1 <= v <= 99:
+        return f"{v:.0f} %"
+    return f"{v:.2f} %"
 
 
 def _num(v: Any) -> float | None:
