@@ -74,10 +74,11 @@ def use_offline() -> None:
     os.environ["HF_DATASETS_OFFLINE"] = "1"
     consts = sys.modules.get("huggingface_hub.constants")
     if consts is not None:
-        consts.HF_HUB_OFFLINE = True
+        setattr(consts, "HF_HUB_OFFLINE", True)
     cfg = sys.modules.get("datasets.config")     # datasets reads the variable when imported
     if cfg is not None:
-        cfg.HF_HUB_OFFLINE = cfg.HF_DATASETS_OFFLINE = True
+        setattr(cfg, "HF_HUB_OFFLINE", True)
+        setattr(cfg, "HF_DATASETS_OFFLINE", True)
 
 
 def offline_when_unreachable(note: str | None = None) -> str | None:

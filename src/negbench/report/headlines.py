@@ -66,7 +66,8 @@ def headline_table(runs: Sequence[Run]) -> Table:
                                str(seeds)],
                               [Cell(int(sub.get("n") or 0)),
                                Cell(int(sub["full"]) if sub.get("full") is not None else "?"),
-                               Cell({True: "yes *", False: "no"}.get(sub.get("subset"), "?")),
+                               Cell("yes *" if sub.get("subset") is True
+                                    else "no" if sub.get("subset") is False else "?"),
                                Cell(str(head.get("metric") or "")),
                                Cell(mean, sd=sd, n=seeds if sd is not None else 1, digits=4),
                                Cell(_ci(head.get("ci95")))]))

@@ -760,22 +760,28 @@ def table4(results: dict) -> str | None:
                     if _is_split_task(u)})
     if not cells:
         return None
-    head = (["setting", "model", "splits", "n"] + ["acc", "cons", "para", "scope", "affirm"]
+    head = (["setting", "model", "splits", "n"] + ["acc", "acc 95 % CI", "cons", "para", "scope",
+                                                   "affirm"]
             + ["acc normalised (ours)", "acc lenient (ours)"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     model = str(results.get("model", {}).get("spec", "model"))
     majority_done = False
     for mode, shots in cells:
         avg = average_over_splits(results, mode, shots, metrics=TABLE4_COLUMNS)
-        n = sum(u["metrics"].get("n", 0) for u in units.values()
-                if _is_split_task(u) and u["mode"] == mode
-                and u["shots"] == shots)
+        cell = [u for u in units.values() if _is_split_task(u) and u["mode"] == mode
+                and u["shots"] == shots]
+        n = sum(u["metrics"].get("n", 0) for u in cell)
+        full = sum(int((u.get("subset") or {}).get("full") or u["metrics"].get("n", 0))
+                   for u in cell)
+        n_text = f"{n} of {full} *" if any((u.get("subset") or {}).get("subset") for u in cell) \
+            else str(n)
         vals = [_pm(avg[m]) for m in TABLE4_COLUMNS]
+        vals.insert(1, _split_ci(cell, avg["accuracy"]))
         len_avg = average_over_splits(results, mode, shots,
                                       metrics=("accuracy_normalized", "accuracy_lenient"))
         vals += [_pm(len_avg["accuracy_normalized"]), _pm(len_avg["accuracy_lenient"])]
         setting = f"{'zero' if shots == 0 else f'{shots}'}-shot, {mode}"
-        lines.append("| " + " | ".join([setting, model, str(len(avg["_splits"])), str(n)] + vals) + " |")
+        lines.append("| " + " | ".join([setting, model, str(len(avg["_splits"])), n_text] + vals) + " |")
         if not majority_done:
             maj = [u["metrics"]["majority"] for u in units.values()
                    if _is_split_task(u) and u["mode"] == mode
@@ -783,13 +789,37 @@ def table4(results: dict) -> str | None:
             if maj:
                 ms = summarize_splits(maj, TABLE4_COLUMNS)
                 lines.append("| " + " | ".join(["heuristic", f"Majority ({PAPER_MAJORITY}), same items",
-                                                str(len(maj)), str(n)]
-                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS] + ["–", "–"]) + " |")
+                                                str(len(maj)), n_text]
+                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS[:1]] + ["–"]
+                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS[1:]]
+                                               + ["–", "–"]) + " |")
                 majority_done = True
     for setting, name, vals in PAPER_TABLE4:
-        lines.append("| " + " | ".join([setting, name, "5", "7240"] + [f"{v:.2f}" for v in vals]
-                                       + ["–", "–"]) + " |")
+        lines.append("| " + " | ".join([setting, name, "5", "7240", f"{vals[0]:.2f}", "–"]
+                                       + [f"{v:.2f}" for v in vals[1:]] + ["–", "–"]) + " |")
+    lines.append("\nn: records scored over the splits (* a subset: see each unit's rule); the "
+                 "accuracy's 95 % CI combines the splits' intervals (independent test splits, "
+                 "one seed each).")
     return "\n".join(lines)
+
+
+def _split_ci(cell: list[dict], mean_acc: dict) -> str:
+    """95 % CI (percent) of the mean accuracy over the splits from each split's own interval:
+    mean ± 1.96 √(Σ var_i) / S, var_i from the split's half-width (the first seed of each)."""
+    by: dict[str, dict] = {}
+    for u in cell:
+        by.setdefault(str(u["task"]), u)
+    halves = []
+    for u in by.values():
+        ci = (u.get("headline") or {}).get("ci95")
+        if not ci or ci[0] is None or ci[1] is None:
+            return "–"
+        halves.append((ci[1] - ci[0]) / 2)
+    mu = mean_acc.get("mean")
+    if not halves or mu is None or mu != mu:
+        return "–"
+    half = math.sqrt(sum(h * h for h in halves)) / len(halves)
+    return f"{100 * max(0.0, mu - half):.2f}–{100 * min(1.0, mu + half):.2f}"
 
 
 def _pm(agg: dict) -> str:
