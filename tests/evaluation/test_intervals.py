@@ -60,6 +60,7 @@ def test_cluster_bootstrap_matches_a_plain_resampling_loop():
     assert lo == pytest.approx(ref_lo, abs=0.03) and hi == pytest.approx(ref_hi, abs=0.03)
     assert lo < diffs.sum() / sizes.sum() < hi
     assert cluster_interval([1.0], [2.0]) is None                # one cluster: nothing to resample
+    assert cluster_interval([0.0, 0.0, 0.0], [2.0, 3.0, 1.0]) is None    # all alike: no spread
     assert interval(list(diffs), list(sizes), proportion=False) == (lo, hi)
     assert (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED) == (10_000, 0)
 

@@ -80,11 +80,12 @@ def cluster_interval(sums: Sequence[float], counts: Sequence[float],
                      n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
                      alpha: float = 0.05) -> tuple[float, float] | None:
     """Percentile bootstrap interval of Σ sums / Σ counts over clusters (one (sum, count) per
-    cluster); None with fewer than two clusters, where resampling says nothing."""
+    cluster); None with fewer than two clusters or when every cluster has the same ratio, where
+    resampling says nothing (it would give a zero-width interval)."""
     import numpy as np
     pairs = [(s, c) for s, c in zip(sums, counts) if c > 0]
-    if len(pairs) < 2:
-        return None
+    if len(pairs) < 2 or len({s / c for s, c in pairs}) == 1:
+        return None          # one cluster, or all alike: resampling cannot show the spread
     stats = resample_ratios([s for s, _ in pairs], [c for _, c in pairs], n_resamples, seed)
     stats = stats[~np.isnan(stats)]
     lo, hi = np.percentile(stats, [100 * alpha / 2, 100 * (1 - alpha / 2)])

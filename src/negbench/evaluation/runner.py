@@ -624,7 +624,7 @@ def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]
         text = tasks[tname].tables(mode, rows)
         if text:
             notes = [unit_note(name, results_units[name]) for name, _ in rows]
-            out[f"{tname}.{mode}"] = text + "\n\n" + "\n".join(n for n in notes if n)
+            out[f"{tname}.{mode}"] = text.rstrip("\n") + "\n\n" + "\n".join(n for n in notes if n)
     return out
 
 
