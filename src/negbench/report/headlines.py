@@ -20,10 +20,10 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(float(v)) else float(v)
 
 
-def _ci(ci: Any) -> str:
+def _ci(ci: Any, short: bool = False) -> str:
     if not ci or any(_num(x) is None for x in ci):
         return "–"
-    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+    return f"{ci[0]:.3f}–{ci[1]:.3f}" if short else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
 def _group(run: Run, name: str) -> tuple[dict, dict]:
@@ -45,16 +45,18 @@ def _group(run: Run, name: str) -> tuple[dict, dict]:
 
 
 def headline_table(runs: Sequence[Run]) -> Table:
-    """One row per run and group: task, mode, shots, seeds; n of the full set, subset or not;
+    """One row per run and group (task.mode.shots), seeds; n of the full set, subset or not;
     the headline metric, its value (mean over seeds, ± SD) and 95 % interval."""
-    cols = [Column(("n",)), Column(("of",)), Column(("subset",)), Column(("metric",)),
-            Column(("value",)), Column(("95 % CI",))]
+    cols = [Column(("n of full",)), Column(("metric",)), Column(("value",)),
+            Column(("95 % CI",))]
     t = Table("headline", "Headline metric per unit: n, subset, 95 % CI", "all",
-              ["run", "task", "mode", "shots", "seeds"], cols,
-              caption="Each benchmark's paper metric for the task and mode; the interval is Wilson "
-                      "for independent items, a cluster bootstrap over the benchmark's units "
-                      "(contrast groups, blocks, minimal-pair groups; documents across seeds) "
-                      "otherwise (10,000 resamples, seed 0).", paper="")
+              ["run", "task.mode.shots"], cols,
+              caption="Each benchmark's paper metric for the task and mode (mean ± SD over "
+                      "seeds). * a subset (its rule below). 95 % CI: Wilson, with the effective "
+                      "n of the benchmark's units where items come in units (contrast groups, "
+                      "blocks, minimal pairs; a document under several seeds); a cluster "
+                      "bootstrap for AccChg (10,000 resamples, seed 0); – where undefined.",
+              paper="")
     rules: dict[str, str] = {}
     for r in runs:
         for name, g in (r.results.get("groups") or {}).items():
@@ -62,15 +64,14 @@ def headline_table(runs: Sequence[Run]) -> Table:
             mean = _num(head.get("mean"))
             sd = _num(head.get("sd"))
             seeds = int(head.get("seeds") or len(g.get("units") or []) or 1)
-            t.rows.append(Row([r.label, str(g.get("task")), str(g.get("mode")), str(g.get("shots")),
-                               str(seeds)],
-                              [Cell(int(sub.get("n") or 0)),
-                               Cell(int(sub["full"]) if sub.get("full") is not None else "?"),
-                               Cell("yes *" if sub.get("subset") is True
-                                    else "no" if sub.get("subset") is False else "?"),
+            t.rows.append(Row([r.label, name + (f" ({seeds} seeds)" if seeds > 1 else "")],
+                              [Cell(f"{int(sub.get('n') or 0):,} of "
+                                    + (f"{int(sub['full']):,}" if sub.get("full") is not None
+                                       else "?")
+                                    + (" *" if sub.get("subset") else "")),
                                Cell(str(head.get("metric") or "")),
                                Cell(mean, sd=sd, n=seeds if sd is not None else 1, digits=4),
-                               Cell(_ci(head.get("ci95")))]))
+                               Cell(_ci(head.get("ci95"), short=True))]))
             if sub.get("subset"):
                 rules.setdefault(f"{r.label}: {g.get('task')}", str(sub.get("rule") or ""))
     t.notes = [f"* {k}: {v}" for k, v in rules.items()]
