@@ -107,3 +107,21 @@ def test_tasks_lists_where_each_benchmark_is_looked_for(tmp_path, monkeypatch, c
     assert "hf:lasha-nlp/CONDAQA (the hub is not reachable and the local cache lacks it)" in cq
     nm = lines[lines.index(next(x for x in lines if x.startswith("negation-mini:"))) + 1]
     assert nm.strip() == "data: built in" and "data source(s) not found here" in out
+
+
+def test_rescore_gives_an_old_run_its_subset_headline_and_warnings(tiny_llama, tmp_path):
+    out = tmp_path / "run"
+    assert main(["run", "--model", tiny_llama, "--tasks", "negation-mini", "--modes", "cloze",
+                 "--limit", "5", "--output", str(out), "--quiet", "--no-cache"]) == 0
+    res = json.loads((out / "results.json").read_text())
+    u = res["units"]["negation-mini.cloze.0shot"]
+    del u["subset"], u["headline"]                   # as an older negbench saved it
+    res["warnings"] = ["negation-mini.cloze.0shot: an old plain-text warning"]
+    (out / "results.json").write_text(json.dumps(res))
+    assert main(["rescore", str(out)]) == 0
+    again = json.loads((out / "results.json").read_text())
+    u = again["units"]["negation-mini.cloze.0shot"]
+    assert (u["subset"]["how"], u["subset"]["n"], u["subset"]["full"]) == ("limit", 5, 40)
+    assert "the first 5 of 40 records" in u["subset"]["rule"]
+    assert u["headline"]["metric"] == "acc" and u["headline"]["n"] == 5
+    assert all(isinstance(w, dict) for w in again["warnings"])

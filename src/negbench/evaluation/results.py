@@ -270,7 +270,7 @@ def all_metrics_text(res: dict) -> str:
                     undefined.append(k)
                     continue
                 rows.append((k, _fmt(v) if isinstance(v, float) else str(v),
-                             _ci(m.get(f"{k}_ci95"))))
+                             _ci(m.get(f"{k}_ci95")) if f"{k}_ci95" in m else ""))
         out.append(f"{name}\n" + _table(rows)
                    + (f"\nundefined on these records: {', '.join(undefined)}" if undefined else ""))
     return "\n\n".join(out)

@@ -589,8 +589,7 @@ def rescore(store: RunStore) -> dict:
     for name, u in results["units"].items():
         task = get_task(u["task"])
         unit = Unit(task, u["mode"], u["shots"], u["seed"])
-        n = (u.get("metrics") or {}).get("n") or 0
-        subset = u.get("subset") or Selection("all", n, n, rule=f"all {n:,} records").to_dict()
+        subset = u.get("subset") or _old_subset(results, task, u)
         entry, parts[name], found = unit_result(unit, store.samples(name), bool(u.get("chat")),
                                                 subset)
         u.update(entry)
@@ -604,6 +603,19 @@ def rescore(store: RunStore) -> dict:
     store.write_results(results)
     _write_tables(store, results["tables"])
     return results
+
+
+def _old_subset(results: dict, task: Task, u: dict) -> dict:
+    """The subset of a unit saved before subsets were recorded: ``--limit`` then took the first
+    N records (the full size from the run's dataset record)."""
+    n = int((u.get("metrics") or {}).get("n") or 0)
+    info = ((results.get("datasets") or {}).get(u["task"]) or {}).get(task.test_split) or {}
+    full = int(info.get("n") or n)
+    if n >= full:
+        return Selection("all", n, n, rule=f"all {n:,} records").to_dict()
+    return Selection("limit", n, full, rule=f"the first {n:,} of {full:,} records (a run saved "
+                     "before subsets kept whole units)", asked=(results.get("config") or {})
+                     .get("limit")).to_dict()
 
 
 def _write_tables(store: RunStore, tables: dict[str, str]) -> None:
