@@ -138,7 +138,7 @@ def engine_runs(root: Path, tiny_llama: str) -> dict[str, Path]:
         return _RUNS[tiny_llama]
     _check_fixture_env()
     tasks = ["negation-mini", "truefalse-mini", "nubench"]
-    modes = ["cloze", "next_token", "completion", "option"]
+    modes = ["negation-mini:cloze", "truefalse-mini:cloze+next_token", "nubench:completion+option"]
     model_a, model_b, adapter = models(root, tiny_llama)
     runs = {
         "a": _run(model_a, root / "run-a", tasks, modes, [0, 1], [1, 2], 8),
@@ -235,7 +235,9 @@ def test_report_writes_every_format(report):
     md = (out / "report.md").read_text()
     assert "Thunder-NUBench (nubench, simple prompt)" in md and "| model |" in md
     tex = (out / "report.tex").read_text()
-    assert tex.count("\\begin{tabular}") == tex.count("\\end{tabular}") == len(rep.tables)
+    # the paper tables, after the Headline table (n, subset, 95 % CI of every group)
+    assert tex.count("\\begin{tabular}") == tex.count("\\end{tabular}") == len(rep.tables) + 1
+    assert rep.headline is not None and "Headline metric per unit" in md and "95 % CI" in md
     assert "\\multicolumn{2}{c}{zero-shot}" in tex and "$\\pm$" in tex
     # NUBench Table 11 shape: shots × (completion, option) and the fine-tuned run's After SFT column
     t11 = _table(rep, "nubench-accuracy")
@@ -297,7 +299,7 @@ def test_notadataset_tables(nad_report):
     md = (out / "report.md").read_text()
     assert "This is not a Dataset (notadataset): coherence and accuracy" in md and "| Random |" in md
     tex = (out / "report.tex").read_text()
-    assert tex.count("\\begin{tabular}") == 3 and "\\multicolumn{5}{c}{Accuracy}" in tex
+    assert tex.count("\\begin{tabular}") == 3 + 1 and "\\multicolumn{5}{c}{Accuracy}" in tex   # + Headline
 
 
 def test_jsts_neg_tables(jsts_report):
@@ -320,7 +322,7 @@ def test_jsts_neg_tables(jsts_report):
     md = (out / "report.md").read_text()
     assert "JSTS-Neg (jsts-neg, loglik): AccChg results in the 11-shot setting" in md
     tex = (out / "report.tex").read_text()
-    assert tex.count("\\begin{tabular}") == 4 and "\\multicolumn{3}{c}{M\\_i}" in tex
+    assert tex.count("\\begin{tabular}") == 4 + 1 and "\\multicolumn{3}{c}{M\\_i}" in tex   # + Headline
 
 
 def _trace(rep) -> int:

@@ -86,7 +86,8 @@ def test_html_report_in_headless_chromium(html_report, tmp_path):
     dom = chromium(tmp_path, url, "--window-size=1500,1100", "--dump-dom")
     st = status(dom)
     assert st["ready"] == "1"
-    assert int(st["tables"]) == len(rep.tables) + len(rep.comparisons) > 10
+    # the paper tables, the comparisons and the Headline table (n, subset, 95 % CI)
+    assert int(st["tables"]) == len(rep.tables) + len(rep.comparisons) + 1 > 10
     assert int(st["plots"]) == len(rep.plots) > 5 and st["plots-rendered"] == st["plots"]
     assert int(st["total"]) == int(st["shown"]) == len(rep.views)
 

@@ -319,7 +319,7 @@ def test_hf_without_datasets(monkeypatch):
     cq.clear_cache()
     with pytest.raises(DataError, match="'datasets' package") as ei:
         cq.load_split("dev", "hf:lasha-nlp/CONDAQA")
-    assert isinstance(ei.value, NegbenchError) and "pip install datasets" in str(ei.value)
+    assert isinstance(ei.value, NegbenchError) and "pip install -c constraints.txt datasets" in str(ei.value)
     with pytest.raises(DataError, match="only in the GitHub release"):
         cq.load_split("test3", "lasha-nlp/CONDAQA")
 
@@ -694,6 +694,10 @@ def test_table4_ignores_study_tasks():
     res = {"units": {"s": {"task": "condaqa-split1[pool=dev,sampling=groups4]", "mode": "generate",
                            "shots": 8, "metrics": m}}}
     assert cq.table4(res) is None                    # a study-only run has no Table 4 rows
-    res["units"]["p"] = {"task": "condaqa-split1", "mode": "generate", "shots": 9, "metrics": m}
+    res["units"]["p"] = {"task": "condaqa-split1", "mode": "generate", "shots": 9, "metrics": m,
+                         "headline": {"metric": "accuracy", "value": 0.5, "ci95": [0.3, 0.7]},
+                         "subset": {"n": 4, "full": 1448, "subset": True}}
     text = cq.table4(res)
     assert "| 9-shot, generate |" in text and "8-shot" not in text
+    # n of the full size, marked as a subset; the accuracy's 95 % CI from the split's interval
+    assert "| 1 | 4 of 1448 * | 50.00 | 30.00–70.00 |" in text

@@ -432,7 +432,7 @@ def test_hf_without_datasets(monkeypatch):
     monkeypatch.setitem(sys.modules, "datasets", None)      # import datasets -> ImportError
     with pytest.raises(DataError, match="'datasets' package") as ei:
         nb.load_split("test", "hf:" + nb.HF_ID)
-    assert isinstance(ei.value, NegbenchError) and "pip install datasets" in str(ei.value)
+    assert isinstance(ei.value, NegbenchError) and "pip install -c constraints.txt datasets" in str(ei.value)
     nb.clear_cache()
     with pytest.raises(DataError, match="'datasets' package"):
         nb.load_split("train", nb.HF_ID)                    # a bare owner/name id works too

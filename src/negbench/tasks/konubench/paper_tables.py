@@ -15,7 +15,7 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
     from negbench.tasks.konubench.tasks import PAPER_METRIC
     out = []
     for task in tasks:
-        t = shots_table(ctx, task, modes={}, metric=lambda m: "paper_score",
+        t = shots_table(ctx, task, modes={}, metric=lambda m: PAPER_METRIC.get(m, "acc"),
                         field_of=lambda m: PAPER_METRIC.get(m), scale=100.0, digits=1,
                         title="Thunder-KoNUBench: zero-shot and few-shot performance",
                         paper="Thunder-KoNUBench Table 16",
