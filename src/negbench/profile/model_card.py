@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from negbench.errors import NegbenchError
 from negbench.profile.headline import headline_metric
@@ -37,7 +37,7 @@ class CardRow:
     subset: bool
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -87,7 +87,7 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         ci = interval(u0["metrics"], metric, value)
         low, high = ci if ci else (None, None)
         n = int(u0["metrics"].get("n", 0))
-        seeds = tuple(m.get("seed") for _, m in members if m.get("seed") is not None)
+        seeds = tuple(int(m["seed"]) for _, m in members if m.get("seed") is not None)
         sd = None
         if len(vals) > 1:
             sd = math.sqrt(sum((v - value) ** 2 for v in vals) / (len(vals) - 1))
@@ -113,7 +113,7 @@ def model_card_markdown(results: Mapping[str, Any], *, title: str = "Negation un
              "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
              "|---|---|---:|---|---:|---|---:|---|"]
     for r in rows:
-        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None else "–"
+        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None and r.high is not None else "–"
         proto = [f"{r.shots}-shot"]
         if r.seeds:
             proto.append(("seeds " if len(r.seeds) > 1 else "seed ") + ", ".join(map(str, r.seeds)) + (
