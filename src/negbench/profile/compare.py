@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from negbench.errors import NegbenchError, OutputError
-from negbench.profile.page import (HeadlineRow, ProfileView, _pct, glance_plot, phenomena_plot,
+from negbench.profile.page import (HeadlineRow, ProfileView, pct, glance_plot, phenomena_plot,
                                    view)
 from negbench.profile.phenomena import Phenomenon, paired_items
 from negbench.report.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, compare_runs, mcnemar,
@@ -258,7 +258,7 @@ def moved_lines(pc: ProfileComparison) -> list[str]:
             gap = ""
             if m.gap_a is not None and m.gap_b is not None:
                 gap = f"; the contrast went from {m.gap_a:+.1f} to {m.gap_b:+.1f} points"
-            out.append(f"  {m.benchmark}: {m.phenomenon}: {m.condition}: {_pct(m.a)} → {_pct(m.b)} "
+            out.append(f"  {m.benchmark}: {m.phenomenon}: {m.condition}: {pct(m.a)} → {pct(m.b)} "
                        f"({m.delta:+.1f} points, bootstrap p {p_text(m.bootstrap_p)}, McNemar p "
                        f"{p_text(m.mcnemar_p)}{gap})")
     return out
@@ -320,7 +320,7 @@ def summary_text(pc: ProfileComparison) -> str:
         per = rows[k]
         r0 = next(iter(per.values()))
         parts = [f"{r0.label[:40]:<40}", f"{r0.metric[:11]:<11}"]
-        parts += [f"{_pct(per[i].value) if i in per else '–':>14}" for i in range(len(labels))]
+        parts += [f"{pct(per[i].value) if i in per else '–':>14}" for i in range(len(labels))]
         for j in range(1, len(labels)):
             a, b = per.get(0), per.get(j)
             d = (b.value - a.value) if a and b and a.value is not None and b.value is not None else None

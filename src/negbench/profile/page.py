@@ -35,7 +35,7 @@ from negbench.report.tables import Cell, Column, Ref, Row, Table, resolve_ref
 SIGNED = ("acc_chg",)
 
 
-def _pct(x: float | None, digits: int = 1) -> str:
+def pct(x: float | None, digits: int = 1) -> str:
     return "–" if x is None or not finite(x) else f"{x:.{digits}f}"
 
 
@@ -281,7 +281,7 @@ def _papers_text(row: HeadlineRow) -> str:
         return "–"
     r = row.rank()
     return (f"rank {r[0]} of {r[1]}, " if r else f"{len(ms)} models, ") + \
-        f"{_pct(ms[-1].value, 0)}–{_pct(ms[0].value, 0)}"
+        f"{pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)}"
 
 
 def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headline") -> Table:
@@ -295,8 +295,8 @@ def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headlin
               "Click a score to list its items.")
     for r in rows:
         n = f"{r.n}" + (f" of {r.full}" if r.subset and r.full else "")
-        ci = f"{_pct(r.ci[0])}–{_pct(r.ci[1])}" if r.ci else "–"
-        floor = f"{_pct(r.chance)} / {_pct(r.majority)}" if r.chance is not None or r.majority is not None else "–"
+        ci = f"{pct(r.ci[0])}–{pct(r.ci[1])}" if r.ci else "–"
+        floor = f"{pct(r.chance)} / {pct(r.majority)}" if r.chance is not None or r.majority is not None else "–"
         t.rows.append(Row([r.name, f"{r.mode} · {r.shots}-shot"], [
             Cell(r.metric), Cell(n),
             Cell(r.value if r.value is not None else float("nan"), r.seed_sd,
@@ -520,11 +520,11 @@ def summary_text(manifest: Mapping[str, Any]) -> str:
     lines = [f"{'benchmark · mode · shots':<44} {'metric':<12} {'n':>6}  {'score':>6}  {'95% CI':<12} "
              f"{'chance':>6}  papers' models"]
     for r in manifest.get("headline", []):
-        ci = f"{_pct(r['ci95'][0])}–{_pct(r['ci95'][1])}" if r.get("ci95") else "–"
+        ci = f"{pct(r['ci95'][0])}–{pct(r['ci95'][1])}" if r.get("ci95") else "–"
         rank = r.get("rank")
         papers = f"rank {rank['rank']}/{rank['of']}" if rank else "–"
         lines.append(f"{r['label'][:44]:<44} {r['metric'][:12]:<12} {r['n']:>6}  "
-                     f"{_pct(r['value']):>6}  {ci:<12} {_pct(r.get('chance')):>6}  {papers}")
+                     f"{pct(r['value']):>6}  {ci:<12} {pct(r.get('chance')):>6}  {papers}")
     for m in manifest.get("not_run", []):
         lines.append(f"not run: {m['benchmark']} ({m['task']}): {m['status']}: {m['why']}")
     return "\n".join(lines)

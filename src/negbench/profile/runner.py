@@ -86,15 +86,17 @@ def task_data(task: str, shots: bool) -> dict | None:
 
 
 def plan(chosen: Sequence[Benchmark], preset: str, modes: Mapping[str, str],
-         sample: int | None = None) -> list[PartPlan]:
-    """Every part of the chosen benchmarks, with the tasks whose data is available."""
+         sample: int | None = None, limit: int | None = None) -> list[PartPlan]:
+    """Every part of the chosen benchmarks, with the tasks whose data is available.  ``sample``
+    replaces the preset's subset sizes; ``limit`` replaces its subsets (the first items)."""
     plans = []
     for b in chosen:
         for part in b.parts(preset):
             part = with_modes(part, dict(modes))
-            if sample is not None and part.sample is not None:
+            if limit is not None or (sample is not None and part.sample is not None):
                 part = Part(part.name, part.tasks, part.modes, part.shots, part.seeds,
-                            part.protocol, sample, part.sample_seed, part.pooled)
+                            part.protocol, None if limit is not None else sample,
+                            part.sample_seed, part.pooled)
             shots = part.shots is None or any(k for k in part.shots)
             missing = [m for m in (task_data(t, shots) for t in part.tasks) if m]
             gone = {m["task"] for m in missing}
@@ -202,7 +204,8 @@ def profile(model: "str | None" = None, *, preset: str = "quick", out: "str | Pa
     ``benchmarks``: only these (keys of :data:`negbench.profile.presets.BENCHMARKS`);
     ``modes``: ``{benchmark: mode}`` in place of a headline mode (e.g. a generation mode for a
     model without prompt log-probabilities); ``sample``: items per benchmark instead of the
-    preset's; ``limit``: at most about this many items per task (data order, whole units);
+    preset's; ``limit``: the first (about) N items of each task instead of a seeded subset (for
+    a trial);
     ``options``: the :class:`~negbench.evaluation.session.Session`'s (``cache``, ``dtype``,
     ``device``, ``adapter``, ``threads``, ``progress`` …) when no ``session`` is given."""
     from negbench.evaluation.session import Session
@@ -212,6 +215,9 @@ def profile(model: "str | None" = None, *, preset: str = "quick", out: "str | Pa
                           where="negbench.profile", fix="profile(session=s) or profile('model', …)")
     if sample is not None and sample < 1 or limit is not None and limit < 1:
         raise OptionError("sample and limit are numbers of items (≥ 1)", where="--sample / --limit")
+    if sample is not None and limit is not None:
+        raise OptionError("--sample and --limit both choose the items", where="--sample / --limit",
+                          fix="give one: --sample N (a seeded subset) or --limit N (the first N)")
     chosen = select(preset, list(benchmarks) if benchmarks else None)
     modes = check_modes(modes, chosen, preset)
     own = session is None
@@ -223,7 +229,7 @@ def profile(model: "str | None" = None, *, preset: str = "quick", out: "str | Pa
         folder = Path(out) if out else default_out(spec.raw, preset, adapter)
         ident = identity(spec.raw, session.backend_options, preset, modes, sample, limit)
         old = check_target(folder, ident, overwrite)
-        plans = plan(chosen, preset, modes, sample)
+        plans = plan(chosen, preset, modes, sample, limit)
         manifest = _manifest(old, ident, spec.raw, adapter, preset, plans)
         write_manifest(folder, manifest)
         _run_parts(session, folder, manifest, plans, limit, log)
