@@ -266,6 +266,21 @@ def test_bad_input_is_refused_before_the_model_loads(tmp_path, fixtures_env, cap
     assert not out.exists()
 
 
+def test_a_profile_without_data_lists_what_to_get_and_loads_no_model(tmp_path, fixtures_env, capsys):
+    out = tmp_path / "p"
+    bogus = str(tmp_path / "no-such-model")
+    assert main(["profile", "--model", "smollm2-135m-instruct", "--benchmarks", "condaqa,scone-nli",
+                 "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr()
+    assert "loading" not in text.err
+    assert "not run: condaqa (condaqa): no data" in text.out and "NEGBENCH_CONDAQA" in text.out
+    m = read_manifest(out)
+    assert [b["status"] for b in m["benchmarks"]] == ["missing", "missing"] and m["headline"] == []
+    html = (out / "profile.html").read_text(encoding="utf-8")
+    assert 'id="profile-not-run"' in html and "github.com/selenashe/ScoNe" in html
+    assert bogus not in html
+
+
 def test_a_folder_holding_another_profile_is_refused(prof_a, tmp_path, tiny_llama, fixtures_env):
     prof, _ = prof_a
     with pytest.raises(OutputError, match="different configuration"):

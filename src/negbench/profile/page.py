@@ -525,8 +525,11 @@ def summary_text(manifest: Mapping[str, Any]) -> str:
         papers = f"rank {rank['rank']}/{rank['of']}" if rank else "–"
         lines.append(f"{r['label'][:44]:<44} {r['metric'][:12]:<12} {r['n']:>6}  "
                      f"{pct(r['value']):>6}  {ci:<12} {pct(r.get('chance')):>6}  {papers}")
+    if len(lines) == 1:
+        lines = []
     for m in manifest.get("not_run", []):
-        lines.append(f"not run: {m['benchmark']} ({m['task']}): {m['status']}: {m['why']}")
+        lines.append(f"not run: {m['benchmark']} ({m['task']}): {m['status']}: {m['why']}\n"
+                     f"  how: {m['how']}")
     return "\n".join(lines)
 
 
@@ -539,8 +542,22 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
     folder = Path(folder)
     manifest = manifest if manifest is not None else read_manifest(folder)
     files: dict[str, str] = {}
-    if not finished_parts(manifest):
-        manifest.update(headline=[], phenomena=[], not_run=not_run(manifest), files={})
+    if not finished_parts(manifest):                   # nothing ran: the page says what is missing
+        missing = not_run(manifest)
+        title = f"Negation profile of {manifest.get('model')} ({manifest.get('preset')} preset)"
+        notes = intro_notes(manifest, []) + ["No benchmark ran: the table below says why and how "
+                                             "to get the data."]
+        tables = [not_run_table(missing)] if missing else []
+        if "html" in formats:
+            from negbench.report.html import render
+            atomic_write_text(folder / "profile.html", render(
+                title=title, runs=[], tables=tables, plots=[], comparisons=[], samples=[],
+                notes=notes))
+            files["html"] = "profile.html"
+        if "md" in formats:
+            atomic_write_text(folder / "profile.md", markdown(title, notes, tables, [], []))
+            files["md"] = "profile.md"
+        manifest.update(headline=[], phenomena=[], not_run=missing, files=files, page_written=now())
         write_manifest(folder, manifest)
         return files
     v = view(folder, manifest)

@@ -84,7 +84,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
                    "put it in $NEGBENCH_DATA/nubench"),
     Benchmark(
         "konubench", "Thunder-KoNUBench", "thunder-konubench",
-        quick=(Part("konubench", ("konubench",), ("cloze",), sample=250),),
+        quick=(Part("konubench", ("konubench",), ("cloze",), sample=60),),
         full=(Part("konubench", ("konubench",), ("cloze", "symbol"), shots=None, protocol=True),),
         generation_mode={"cloze": "api", "symbol": "api"},
         how_to_get="clone github.com/mcrl/Thunder-KoNUBench (hub "
@@ -93,7 +93,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "konubench-diagnostics", "KoNUBench diagnostics", "thunder-konubench",
         quick=(Part("konubench-diagnostics", ("kmmlu-neg", "kmmlu-pos", "kobest-boolq-neg",
-                                              "kobest-boolq"), ("symbol", "cloze"), sample=150),),
+                                              "kobest-boolq"), ("symbol", "cloze"), sample=30),),
         full=(Part("konubench-diagnostics", ("kmmlu-neg", "kmmlu-pos", "kobest-boolq-neg",
                                              "kobest-boolq"), ("symbol", "cloze")),),
         how_to_get="KMMLU and BoolQ-negated come with the Thunder-KoNUBench release "
@@ -101,7 +101,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
                    "(skt/kobest_v1) or $NEGBENCH_KOBEST_BOOLQ"),
     Benchmark(
         "condaqa", "CONDAQA", "condaqa",
-        quick=(Part("condaqa", ("condaqa",), ("generate",), sample=200),),
+        quick=(Part("condaqa", ("condaqa",), ("generate",), sample=32),),
         full=(Part("condaqa", ("condaqa",), ("generate",)),
               Part("condaqa-fewshot", _CONDAQA_SPLITS, ("generate",), shots=(9,), pooled=True)),
         how_to_get="clone github.com/AbhilashaRavichander/CondaQA (hub lasha-nlp/CONDAQA) and "
@@ -116,14 +116,14 @@ BENCHMARKS: tuple[Benchmark, ...] = (
                    "$NEGBENCH_DATA/not-a-dataset"),
     Benchmark(
         "jsts-neg", "JSTS-Neg", "jsts-neg",
-        quick=(Part("jsts-neg", ("jsts-neg",), ("generate",), sample=150),),
+        quick=(Part("jsts-neg", ("jsts-neg",), ("generate",), sample=100),),
         full=(Part("jsts-neg", ("jsts-neg",), ("generate",), shots=None, protocol=True),),
         how_to_get="get github.com/reiko-y/JSTS-Neg and set $NEGBENCH_JSTS_NEG, or build a set "
                    "from JGLUE with 'negbench build jsts-neg' (--inhouse: negbench's own "
                    "annotations) and point $NEGBENCH_JSTS_NEG at it"),
     Benchmark(
         "jnli-neg", "JNLI-Neg", "",
-        quick=(Part("jnli-neg", ("jnli-neg",), ("loglik",), sample=200),),
+        quick=(Part("jnli-neg", ("jnli-neg",), ("loglik",), sample=150),),
         full=(Part("jnli-neg", ("jnli-neg",), ("loglik", "generate"), shots=None, protocol=True),),
         generation_mode={"loglik": "generate"},
         how_to_get="clone github.com/asahi-y/JNLI-Neg and set $NEGBENCH_JNLI_NEG, or put it in "
