@@ -111,7 +111,7 @@ HUB_OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLI
 @pytest.fixture(autouse=True)
 def _hub_mode_restored():
     """A test that finds the hub unreachable switches the process to the hub's offline mode
-    (negbench.models.use_hub_offline); the next test starts as the session did."""
+    (negbench.hub.use_offline); the next test starts as the session did."""
     import sys
     before = {k: os.environ.get(k) for k in HUB_OFFLINE_VARS}
     yield
@@ -127,9 +127,9 @@ def _hub_mode_restored():
     cfg = sys.modules.get("datasets.config")
     if cfg is not None:
         cfg.HF_HUB_OFFLINE = cfg.HF_DATASETS_OFFLINE = on("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-    models = sys.modules.get("negbench.models")
-    if models is not None:
-        models._hub_state.clear()
+    hub = sys.modules.get("negbench.hub")
+    if hub is not None:
+        hub.forget()
 
 
 def naive_scores(backend, requests):

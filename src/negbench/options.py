@@ -68,3 +68,15 @@ def fraction(lo: float = 0.0, hi: float = 1.0, *, open_interval: bool = True):
             raise argparse.ArgumentTypeError(f"must lie between {lo} and {hi}, got {v}")
         return v
     return parse
+
+
+def did_you_mean(name: str, known, n: int = 3) -> str:
+    """`` (did you mean 'x'?)`` for the known names closest to a misspelt ``name`` (difflib's
+    ratio ≥ 0.6, case ignored), or ``""`` when none is close."""
+    import difflib
+    known = [str(k) for k in known]
+    lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=n, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(lower[c]) for c in close) + "?)"

@@ -362,7 +362,8 @@ def test_faults_are_retried_never_wrong_never_twice(tmp_path, vllm_url):
     """429 + Retry-After, 500, garbage JSON, stalls and dropped connections on a seeded, bounded
     schedule: results equal a clean run; each request reaches the server once, plus once per
     answer the proxy dropped after the server had answered."""
-    tasks, modes = "negation-mini,truefalse-mini", "cloze,letter,next_token,generate"
+    tasks, modes = ("negation-mini,truefalse-mini",
+                    "negation-mini:cloze+letter+generate,truefalse-mini:next_token")
     clean, clean_out = _run(tmp_path, f"openai-compatible:{vllm_url}/v1#smol", tasks, modes,
                             ["--limit", "12"], name="clean")
     assert clean.returncode == 0, clean.stderr

@@ -79,7 +79,8 @@ def test_real_exit_code_and_no_traceback(tmp_path):
 def test_small_run_writes_results_and_show(tmp_path, tiny_llama, capsys):
     out = tmp_path / "run"
     assert main(["run", "--model", tiny_llama, "--tasks", "negation-mini,truefalse-mini",
-                 "--modes", "cloze,letter,generate,next_token", "--shots", "0,1", "--seeds", "3",
+                 "--modes", "cloze,negation-mini:letter+generate,truefalse-mini:next_token",
+                 "--shots", "0,1", "--seeds", "3",
                  "--limit", "6", "--output", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert "negation-mini" in text and "results.json" in text

@@ -349,10 +349,12 @@ def test_empty_generations_are_flagged(tiny_llama, tmp_path, capsys):
                      "--output", str(tmp_path / "run"), "--no-cache", "--quiet"]) == 0
     finally:
         E.Engine._generate = orig
-    err = capsys.readouterr().err
-    assert "4 of 4 generations are empty" in err and "--chat" in err
+    out = capsys.readouterr().out
+    assert "4 of 4 generations are empty" in out and "--chat" in out and "WARNINGS (" in out
     res = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert res["warnings"] and "generations are empty" in res["warnings"][0]
+    w = res["warnings"][0]
+    assert w["kind"] == "empty_generations" and "generations are empty" in w["message"]
+    assert w["unit"] == "items.generate.0shot" and "--chat" in w["fix"]
 
 
 @pytest.mark.parametrize("module,words", [

@@ -22,8 +22,8 @@ import pytest
 from negbench.cli import main
 from negbench.integrations.tracking import metric_rows, scalars
 
-RUN = ["--tasks", "negation-mini,truefalse-mini", "--modes", "cloze,next_token", "--limit", "4",
-       "--quiet"]
+RUN = ["--tasks", "negation-mini,truefalse-mini",
+       "--modes", "negation-mini:cloze,truefalse-mini:next_token", "--limit", "4", "--quiet"]
 MEM = [{"instruction": "Negate the sentence.", "input": f"Sentence: The cat is on mat {i}.",
         "output": f"The cat is not on mat {i}."} for i in range(8)]
 FAST = ["--set", "learning_rate=1e-2", "--set", "gradient_accumulation_steps=1",

@@ -25,7 +25,8 @@ def run(tiny_llama, tmp_path_factory) -> dict:
     from negbench.cli import main
     out = tmp_path_factory.mktemp("profile-run") / "run"
     assert main(["run", "--model", tiny_llama, "--tasks", "negation-mini,truefalse-mini",
-                 "--modes", "cloze,generate,next_token", "--shots", "0,1", "--seeds", "3,4",
+                 "--modes", "cloze,negation-mini:generate,truefalse-mini:next_token",
+                 "--shots", "0,1", "--seeds", "3,4",
                  "--limit", "4", "--output", str(out), "--quiet", "--no-cache"]) == 0
     text = (out / "results.json").read_text()
     return _no_constants(text)            # results.json is strict JSON too

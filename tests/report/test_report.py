@@ -138,7 +138,7 @@ def engine_runs(root: Path, tiny_llama: str) -> dict[str, Path]:
         return _RUNS[tiny_llama]
     _check_fixture_env()
     tasks = ["negation-mini", "truefalse-mini", "nubench"]
-    modes = ["cloze", "next_token", "completion", "option"]
+    modes = ["negation-mini:cloze", "truefalse-mini:cloze+next_token", "nubench:completion+option"]
     model_a, model_b, adapter = models(root, tiny_llama)
     runs = {
         "a": _run(model_a, root / "run-a", tasks, modes, [0, 1], [1, 2], 8),

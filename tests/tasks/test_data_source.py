@@ -22,7 +22,7 @@ def clean(monkeypatch, tmp_path):
 
 def test_the_order(clean, monkeypatch):
     shared = clean / "shared" / "data" / "demo"
-    monkeypatch.setattr(data_source, "hub_reachable", lambda: True)
+    monkeypatch.setattr(data_source.hub, "reachable", lambda: True)
     assert SRC.resolve() == "hf:owner/demo"                            # 4. nothing local
     shared.mkdir(parents=True)
     assert SRC.resolve() == str(shared)                                # 3. ../shared/data
@@ -34,11 +34,7 @@ def test_the_order(clean, monkeypatch):
 
 def test_offline_falls_back_to_the_local_path(clean, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    data_source.hub_reachable.cache_clear()
-    try:
-        assert SRC.resolve() == str(clean / "shared" / "data" / "demo")   # the loader says what is missing
-    finally:
-        data_source.hub_reachable.cache_clear()
+    assert SRC.resolve() == str(clean / "shared" / "data" / "demo")   # the loader says what is missing
 
 
 def test_folder_only_variables_and_hub_only_sources(clean, monkeypatch, tmp_path):

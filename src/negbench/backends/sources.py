@@ -14,9 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,7 +101,9 @@ def resolve(spec: str, check_hub: bool = True) -> ModelSource:
         if check_hub:
             check_hub_repo(spec)
         return ModelSource(spec, hub_id=spec)
-    raise ModelError(f"unknown model '{spec}'", where="--model",
+    from negbench.options import did_you_mean
+    raise ModelError(f"unknown model '{spec}'" + did_you_mean(spec, list(EMBEDDED) + list(ALIASES)),
+                     where="--model",
                      fix="use an embedded model (" + ", ".join(EMBEDDED) + "), a local folder, "
                          "a .gguf file, or a Hugging Face hub id such as org/name")
 
@@ -187,98 +187,21 @@ def _cached_commit(repo_id: str) -> str | None:
         return None
 
 
-# -- the Hugging Face hub ---------------------------------------------------------------------------
-log = logging.getLogger("negbench")
-HUB_PROBE_TIMEOUT = 5.0
-_hub_state: dict[str, str | None] = {}      # endpoint -> why it cannot be reached (None: it can)
-
-
-def hub_unreachable() -> str | None:
-    """Why the Hugging Face hub cannot be used now, or None when it can: ``HF_HUB_OFFLINE`` (or
-    ``TRANSFORMERS_OFFLINE``) is set, or one HEAD request to the endpoint (``HF_ENDPOINT``,
-    through the proxies huggingface_hub uses) failed within :data:`HUB_PROBE_TIMEOUT` seconds.
-    Asked once per process."""
-    from huggingface_hub import constants
-    endpoint = constants.ENDPOINT
-    if endpoint in _hub_state:                  # probed before (and perhaps made offline since)
-        return _hub_state[endpoint]
-    if constants.is_offline_mode():
-        return "HF_HUB_OFFLINE is set"
-    if endpoint not in _hub_state:
-        try:
-            from huggingface_hub.utils import get_session
-            get_session().head(endpoint, timeout=HUB_PROBE_TIMEOUT)
-            _hub_state[endpoint] = None
-        except Exception as exc:           # DNS, refused, timeout, proxy, TLS: all "unreachable"
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            _hub_state[endpoint] = f"{endpoint}: {why}"
-    return _hub_state[endpoint]
-
-
-def use_hub_offline() -> None:
-    """Put this process and its children in the hub's offline mode: huggingface_hub,
-    transformers and datasets then read only the local cache and fail at once on a miss, where
-    they would otherwise retry each file for about half a minute."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["HF_DATASETS_OFFLINE"] = "1"
-    from huggingface_hub import constants
-    constants.HF_HUB_OFFLINE = True
-    cfg = sys.modules.get("datasets.config")     # datasets reads the variable when imported
-    if cfg is not None:
-        cfg.HF_HUB_OFFLINE = cfg.HF_DATASETS_OFFLINE = True
-
-
-def offline_when_unreachable(note: str | None = None) -> str | None:
-    """:func:`use_hub_offline` when the hub cannot be reached; returns why, or None when the
-    hub is reachable.  Called before anything reads from the hub.  ``note``: what the user is
-    told on stderr when the switch happens (e.g. that a cached copy is used)."""
-    from huggingface_hub import constants
-    why = hub_unreachable()
-    if why is not None and not constants.is_offline_mode():
-        if note:
-            log.warning("note: the Hugging Face hub cannot be reached (%s): %s", why, note)
-        use_hub_offline()
-    return why
-
-
-def hub_data_fix(local: str) -> str:
-    """The fix of a data set that could not be loaded from the hub: ``local`` (e.g. "use a
-    local folder of the release"), and why the hub did not serve it."""
-    why = hub_unreachable()
-    if why is None:
-        return f"check the id and the network, or {local}"
-    return (f"the Hugging Face hub is not available ({why}) and its local cache does not hold "
-            f"this data set: {local}, or load it once where the hub is reachable (datasets "
-            "keeps a copy in its cache)")
-
-
-def _hub_cache() -> str:
-    from huggingface_hub import constants
-    return constants.HF_HUB_CACHE
-
-
-def hub_cached(repo_id: str, revision: str | None = None, repo_type: str = "model") -> bool:
-    """The local hub cache holds a snapshot of ``repo_id`` at ``revision`` (default: main)."""
-    from huggingface_hub import snapshot_download
-    try:
-        snapshot_download(repo_id, revision=revision, repo_type=repo_type, local_files_only=True)
-        return True
-    except Exception:
-        return False
-
-
+# -- the Hugging Face hub (reachability, offline mode, caches: negbench.hub) ------------------------
 def check_hub_repo(repo_id: str, *, revision: str | None = None, what: str = "model",
                    where: str = "--model") -> None:
     """A hub id that can be loaded: the hub is reachable, or its files are in the local cache
     (the process then stays offline).  Otherwise one clear error, before anything is loaded or
     written."""
-    why = hub_unreachable()
+    from negbench import hub
+    why = hub.unreachable()
     if why is None:
         return
-    if hub_cached(repo_id, revision):      # the cached copy loads without the network
-        offline_when_unreachable(f"the cached copy of {repo_id} in {_hub_cache()} is used")
+    if hub.cached(repo_id, revision):      # the cached copy loads without the network
+        hub.offline_when_unreachable(f"the cached copy of {repo_id} in {hub.cache_dir()} is used")
         return
-    raise ModelError(f"{what} '{repo_id}' is not in the local Hugging Face cache ({_hub_cache()}) "
+    raise ModelError(f"{what} '{repo_id}' is not in the local Hugging Face cache "
+                     f"({hub.cache_dir()}) "
                      f"and the hub is not available ({why})", where=where,
                      fix="download it where the hub is reachable (hf download " + repo_id
                          + ") and pass its folder, or point HF_HOME at a cache that holds it; "

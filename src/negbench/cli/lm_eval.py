@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 def run(rest: list[str]) -> int:
     """lm-eval's own command line with the model 'negbench' registered."""
-    from negbench.backends.sources import offline_when_unreachable
+    from negbench.hub import offline_when_unreachable
     from negbench.errors import require
     require("lm_eval")
     offline_when_unreachable()               # no hub: its cache only, no minute of retries
@@ -75,8 +75,8 @@ def lm_eval_error(exc: BaseException) -> "NegbenchError | None":
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, (ConnectionError, OSError, TimeoutError)) and (
             origin in _FETCHING or "lm_eval" in origin):
-        from negbench.backends.sources import hub_unreachable
-        why = hub_unreachable()
+        from negbench.hub import unreachable
+        why = unreachable()
         return NegbenchError(
             f"lm-eval could not load a model or data set: {first}", where="lm-eval",
             fix=(f"the Hugging Face hub is not available ({why}) and the local cache does not "

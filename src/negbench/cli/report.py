@@ -108,7 +108,7 @@ def add_parser(sub) -> None:
     c.set_defaults(func=run_compare)
 
 
-#: The help text's copy of report.compare.BOOTSTRAP_RESAMPLES / BOOTSTRAP_SEED (a test keeps them
+#: The help text's copy of evaluation.intervals.BOOTSTRAP_RESAMPLES / BOOTSTRAP_SEED (a test keeps them
 #: equal): importing the statistics to build the parser would slow every negbench command.
 BOOTSTRAP_HELP = ("bootstrap resamples (default: 10,000, the same for negbench report, compare "
                   "and train)", "bootstrap seed (default: 0)")
@@ -122,7 +122,7 @@ def add_bootstrap_args(p) -> None:
 
 def bootstrap_options(args) -> dict:
     """The comparison's resamples and seed: the options given, else the one default."""
-    from negbench.report.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
     return {"n_resamples": BOOTSTRAP_RESAMPLES if args.bootstrap is None else args.bootstrap,
             "seed": BOOTSTRAP_SEED if args.seed is None else args.seed}
 

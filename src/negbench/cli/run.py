@@ -23,7 +23,9 @@ def add_parser(sub) -> None:
                    help="comma-separated task names (see 'negbench tasks') or .jsonl files "
                         "(default: negation-mini)")
     g.add_argument("--modes", type=_names_once, default=None,
-                   help="comma-separated scoring modes (default: each task's default modes)")
+                   help="comma-separated scoring modes, for every task (each must have them), "
+                        "or TASK:MODE+MODE for one task, e.g. negation-mini:cloze+letter,"
+                        "truefalse-mini:next_token (default: each task's default modes)")
     g.add_argument("--shots", type=_ints(0), default=None,
                    help="comma-separated few-shot counts, e.g. 0,1,5,10 (default: the task's)")
     g.add_argument("--seeds", type=_ints(0), default=None,
@@ -33,7 +35,15 @@ def add_parser(sub) -> None:
                    help="run each task's paper protocol: its shot counts × seeds (e.g. NUBench "
                         "0/1/5/10 shots × 5 seeds), unless --shots/--seeds are given")
     g.add_argument("--limit", type=_int(1), default=None,
-                   help="evaluate only the first N records (N ≥ 1)")
+                   help="evaluate about N records, taken in data order by the benchmark's whole "
+                        "units (CONDAQA contrast groups, This-is-not-a-Dataset blocks, minimal "
+                        "pairs) and spread over its strata (ScoNe conditions, categories, "
+                        "patterns); each unit's subset rule is printed and saved")
+    g.add_argument("--sample", type=_int(1), default=None,
+                   help="evaluate about N records drawn at random (--seed), by the same whole "
+                        "units and strata as --limit")
+    g.add_argument("--seed", type=_int(0), default=None, dest="sample_seed",
+                   help="seed of --sample's draw (default: 0); --seeds are the few-shot seeds")
     g.add_argument("--chat", action="store_true",
                    help="wrap each prompt in the model's chat template (as one user turn)")
     g.add_argument("--system-prompt", default=None, help="system message used with --chat")
@@ -80,7 +90,9 @@ def add_parser(sub) -> None:
                         "(repeatable, e.g. --vllm-arg=--max-model-len=4096)")
     e = r.add_argument_group("engine and output")
     e.add_argument("--output", default=None,
-                   help="run folder (default: runs/<model>__<tasks>)")
+                   help="run folder (default: runs/<model>__<tasks>, then what differs from the "
+                        "defaults: modes, shots, seeds, limit or sample, adapter, chat, a hash "
+                        "of other settings)")
     e.add_argument("--cache", default=None,
                    help="response cache file (default: $NEGBENCH_CACHE/responses.sqlite, "
                         "~/.cache/negbench)")
@@ -137,11 +149,20 @@ def run(args) -> int:
     """Check everything the user gave (options, tasks, data, model path, output folder) before
     the model loads or anything is written; the run fills a staging folder that appears as the
     run folder only when it has finished."""
-    from negbench.backends.spec import ModelSpec, slug
-    from negbench.evaluation.results import engine_line, tables_text
+    from negbench.backends.spec import ModelSpec
+    from negbench.errors import OptionError
+    from negbench.evaluation.results import (engine_line, format_results, tables_text,
+                                             warnings_text)
     from negbench.evaluation.session import Session, check_chat_options
     spec = ModelSpec.parse(args.model)
     check_chat_options(args.chat, args.system_prompt, args.chat_layout)
+    if args.sample_seed is not None and args.sample is None:
+        raise OptionError("--seed is the seed of --sample's draw, but --sample is not given",
+                          where="--seed", fix="add --sample N, or use --seeds for few-shot seeds")
+    if args.limit is not None and args.sample is not None:
+        raise OptionError("--limit and --sample both choose a subset", where="--limit / --sample",
+                          fix="give one: --limit N (data order) or --sample N --seed S (random)")
+    sample_seed = args.sample_seed or 0
     session = Session(spec, dtype=args.dtype, device=args.device, quantize=args.quantize,
                       adapter=args.adapter, max_length=args.max_length, threads=args.threads,
                       add_bos=args.add_bos, tokenizer=args.tokenizer,
@@ -155,10 +176,11 @@ def run(args) -> int:
                       ray=args.ray, ray_workers=args.ray_workers,
                       ray_cpus_per_worker=args.ray_cpus_per_worker,
                       ray_gpus_per_worker=args.ray_gpus_per_worker, progress=not args.quiet)
-    out = args.output or os.path.join("runs", spec.slug + "__" + "+".join(slug(t) for t in args.tasks))
+    out = args.output or os.path.join("runs", default_folder(args, spec.slug, sample_seed))
     with session:
         results = session.evaluate(args.tasks, modes=args.modes, shots=args.shots,
-                                   seeds=args.seeds, limit=args.limit, protocol=args.protocol,
+                                   seeds=args.seeds, limit=args.limit, sample=args.sample,
+                                   sample_seed=sample_seed, protocol=args.protocol,
                                    chat=args.chat, system_prompt=args.system_prompt,
                                    chat_layout=args.chat_layout, output=out,
                                    overwrite=args.overwrite, shard_size=args.shard_size,
@@ -167,7 +189,7 @@ def run(args) -> int:
         cache = session.cache
         pool = session.ray
     data = results.data
-    print(results.summary())
+    print(format_results(data, with_warnings=False))
     sys.stdout.write(tables_text(data))
     print("\n" + engine_line(data, spec.is_api))
     if pool is not None:
@@ -180,5 +202,24 @@ def run(args) -> int:
     if cache is not None and cache.readonly:
         print(f"note: the cache {cache.path} is read-only; the {data['engine']['computed']} answers "
               "computed now were not saved in it", file=sys.stderr)
+    w = warnings_text(data)
+    if w:
+        print("\n" + w)
     print(f"results: {results.output / 'results.json'}\nsamples: {results.output / 'samples'}/")
     return 0
+
+
+def default_folder(args, model_slug: str, sample_seed: int) -> str:
+    """``<model>__<tasks>`` plus what differs from the defaults
+    (:func:`negbench.evaluation.session.run_folder_name`)."""
+    from negbench.evaluation.session import run_folder_name
+    other = {"dtype": None if args.dtype == "auto" else args.dtype,
+             "quantize": None if args.quantize == "none" else args.quantize,
+             "max_length": args.max_length,
+             "add_bos": None if args.add_bos == "auto" else args.add_bos,
+             "system_prompt": args.system_prompt,
+             "chat_layout": None if args.chat_layout == "lm-eval" else args.chat_layout}
+    return run_folder_name(model_slug, list(args.tasks), modes=args.modes, shots=args.shots,
+                           seeds=args.seeds, protocol=args.protocol, limit=args.limit,
+                           sample=args.sample, sample_seed=sample_seed, adapter=args.adapter,
+                           chat=args.chat, other=other)

@@ -83,8 +83,11 @@ class Results:
         return run_tables(self.data)
 
     @property
-    def warnings(self) -> list[str]:
-        return list(self.data.get("warnings") or [])
+    def warnings(self) -> list:
+        """The run's warnings as :class:`~negbench.evaluation.run_warnings.RunWarning` (unit,
+        kind, message, fix); plain-text warnings of older runs come back as kind ``note``."""
+        from negbench.evaluation.run_warnings import RunWarning
+        return [RunWarning.of(w) for w in self.data.get("warnings") or []]
 
     @property
     def engine(self) -> dict:
@@ -142,9 +145,12 @@ class Results:
         return pd.DataFrame(rows, columns=["unit", "task", "mode", "shots", "seed", "metric",
                                            "value"])
 
-    def summary(self, units: bool = False) -> str:
-        """The plain-text table ``negbench run`` prints (mean ± SD over seeds per group)."""
-        return format_results(self.data, units=units)
+    def summary(self, units: bool = False, all_metrics: bool = False) -> str:
+        """What ``negbench run`` prints: per group one line — the benchmark's headline metric,
+        its 95 % interval, n of the full set (``*``: a subset, its rule below) — then the
+        warnings.  ``all_metrics``: every metric of every unit as well (``negbench show
+        --all``)."""
+        return format_results(self.data, units=units, all_metrics=all_metrics)
 
     def __repr__(self) -> str:
         where = f", output={str(self.output)!r}" if self.output else ""
@@ -166,32 +172,118 @@ def tables_text(results: dict) -> str:
 
 def _fmt(v) -> str:
     if isinstance(v, float):
-        return "nan" if math.isnan(v) else f"{v:.4f}"
+        return "–" if math.isnan(v) else f"{v:.4f}"
     return str(v)
 
 
-def format_results(res: dict, units: bool = False) -> str:
-    """A plain-text table: one row per task/mode/shots group, mean ± SD over seeds."""
-    rows = [("task", "mode", "shots", "seeds", "n", "metric", "value")]
-    for g in res["groups"].values():
-        first = res["units"][g["units"][0]]["metrics"]
-        seeds = len(g["units"])
-        for metric, agg in g["metrics"].items():
-            if metric.startswith("n_") or metric == "n":
-                continue
-            val = _fmt(agg["mean"]) + (f" ± {agg['sd']:.4f}" if seeds > 1 else
-                                        (f" ± {first.get(metric + '_stderr', float('nan')):.4f} (se)"
-                                         if metric + "_stderr" in first else ""))
-            rows.append((g["task"], g["mode"], str(g["shots"]), str(seeds), str(first["n"]), metric, val))
+def _value(v) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return None if math.isnan(float(v)) else float(v)
+
+
+def _ci(ci) -> str:
+    if not ci or any(_value(x) is None for x in ci):
+        return "–"
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def _n_of(subset: dict | None, n: int) -> str:
+    """``12 of 1,200 *`` (``*``: a subset; the rule is printed below the table)."""
+    if not subset:
+        return f"{n:,}"
+    full = int(subset.get("full") or n)
+    return f"{int(subset.get('n', n)):,} of {full:,}" + (" *" if subset.get("subset") else "")
+
+
+def _group_headline(res: dict, g: dict) -> dict:
+    """A group's headline (runs saved before headlines were recorded: the first metric)."""
+    if g.get("headline"):
+        return g["headline"]
+    first = res["units"][g["units"][0]]["metrics"]
+    metric = next((m for m in ("exact_match", "acc", "accuracy") if m in g["metrics"]),
+                  next(iter(g["metrics"]), ""))
+    agg = g["metrics"].get(metric) or {}
+    return {"metric": metric, "mean": agg.get("mean"), "sd": agg.get("sd")
+            if len(g["units"]) > 1 else None, "ci95": None, "n": first.get("n", 0),
+            "seeds": len(g["units"])}
+
+
+def format_results(res: dict, units: bool = False, all_metrics: bool = False,
+                   with_warnings: bool = True) -> str:
+    """A plain-text table: one row per task/mode/shots group — the headline metric (the mean
+    over seeds, ± their SD when several), its 95 % interval and n of the full set — the rules of
+    the subsets, and the warnings.  ``units``: one row per unit (seed) as well; ``all_metrics``:
+    every metric of every unit (undefined ones named on one line)."""
+    rows = [("task", "mode", "shots", "seeds", "n", "metric", "value", "95% CI")]
+    rules: dict[str, str] = {}
+    for name, g in res["groups"].items():
+        h = _group_headline(res, g)
+        first = res["units"][g["units"][0]]
+        subset = g.get("subset") or first.get("subset")
+        mean = _value(h.get("mean"))
+        val = "undefined" if mean is None else f"{mean:.4f}"
+        if mean is not None and h.get("sd") is not None and len(g["units"]) > 1:
+            val += f" ± {h['sd']:.4f} (SD)"
+        rows.append((g["task"], g["mode"], str(g["shots"]), str(len(g["units"])),
+                     _n_of(subset, int(first["metrics"].get("n", 0))), str(h.get("metric", "")),
+                     val, _ci(h.get("ci95"))))
+        if subset and subset.get("subset"):
+            rules.setdefault(g["task"], subset.get("rule", ""))
     if units:
         for name, u in res["units"].items():
-            for metric, v in u["metrics"].items():
-                if isinstance(v, (int, float)) and not metric.endswith("_stderr"):
-                    rows.append((name, "", "", "", str(u["metrics"]["n"]), metric, _fmt(v)))
+            h = u.get("headline") or {}
+            v = _value(h.get("value"))
+            rows.append((name, "", "", "", _n_of(u.get("subset"), int(u["metrics"].get("n", 0))),
+                         str(h.get("metric", "")), "undefined" if v is None else f"{v:.4f}",
+                         _ci(h.get("ci95"))))
+    text = _table(rows)
+    if rules:
+        text += "\n" + "\n".join(f"* {t}: {r}" for t, r in rules.items())
+    if all_metrics:
+        text += "\n\n" + all_metrics_text(res)
+    w = warnings_text(res) if with_warnings else ""
+    if w:
+        text += "\n\n" + w
+    return text
+
+
+def _table(rows: list[tuple]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def all_metrics_text(res: dict) -> str:
+    """Every numeric metric of every unit, with its interval where there is one."""
+    out = []
+    for name, u in res["units"].items():
+        m = u["metrics"]
+        rows = [("metric", "value", "95% CI")]
+        undefined = []
+        for k, v in m.items():
+            if k.endswith(("_ci95", "_stderr")) or isinstance(v, bool):
+                continue
+            if isinstance(v, (int, float)):
+                if _value(v) is None:
+                    undefined.append(k)
+                    continue
+                rows.append((k, _fmt(v) if isinstance(v, float) else str(v),
+                             _ci(m.get(f"{k}_ci95"))))
+        out.append(f"{name}\n" + _table(rows)
+                   + (f"\nundefined on these records: {', '.join(undefined)}" if undefined else ""))
+    return "\n\n".join(out)
+
+
+def warnings_text(res: dict) -> str:
+    """The run's warnings, one per line, under a header that says how many there are."""
+    from negbench.evaluation.run_warnings import RunWarning
+    ws = [RunWarning.of(w) for w in res.get("warnings") or []]
+    if not ws:
+        return ""
+    return (f"WARNINGS ({len(ws)}; also in results.json[\"warnings\"]):\n"
+            + "\n".join(f"  ! [{w.kind}] {w.text()}" for w in ws))
 
 
 def run_report(results: "Results") -> str:
@@ -199,8 +291,11 @@ def run_report(results: "Results") -> str:
     tables, what the engine did, and where the run folder is."""
     from negbench.backends.spec import is_api_spec
     data = results.data
-    text = format_results(data) + "\n" + tables_text(data)
+    text = format_results(data, with_warnings=False) + "\n" + tables_text(data)
     text += "\n" + engine_line(data, is_api_spec(str(data["model"]["spec"])))
+    w = warnings_text(data)
+    if w:
+        text += "\n\n" + w
     if results.output is not None:
         text += (f"\nresults: {results.output / 'results.json'}\nsamples: "
                  f"{results.output / 'samples'}/")

@@ -18,8 +18,11 @@ from negbench import __version__
 from negbench.core.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
 from negbench.core.requests import request_key
 from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.evaluation.headline import Parts, add_intervals, group_headline, unit_note
 from negbench.evaluation.metrics import over_seeds, summarize
+from negbench.evaluation.run_warnings import RunWarning, merged, unit_warnings
 from negbench.evaluation.store import RunStore, fingerprint_records, git_commit, package_versions
+from negbench.evaluation.subsets import Selection, combine, select
 from negbench.tasks import Task, get_task
 from negbench.tasks.base import Doc
 
@@ -33,7 +36,7 @@ class RunConfig:
     modes: list[str] | None = None        # None: each task's default modes
     shots: list[int] | None = None        # None: each task's default shots
     seeds: list[int] | None = None        # None: each task's default seeds
-    limit: int | None = None
+    limit: int | None = None              # about N records: whole units, across strata, data order
     protocol: bool = False                # each task's paper protocol (shots × seeds)
     chat: bool = False
     system_prompt: str | None = None
@@ -42,6 +45,8 @@ class RunConfig:
     engine: dict[str, Any] = field(default_factory=dict)
     shard_size: int = 20_000              # samples per shard: each finished shard is saved, so a
                                           # killed run over 381k sentences resumes shard by shard
+    sample: int | None = None             # about N records drawn at random: whole units, strata
+    sample_seed: int = 0                  # the seed of that draw (``--seed``)
 
 
 @dataclass
@@ -64,24 +69,62 @@ class Unit:
 
 
 def plan_units(cfg: RunConfig) -> list[Unit]:
-    """Expand the config into units.  With several tasks, each takes the requested modes it has;
-    a requested mode that no task has is an error, not an empty run."""
+    """Expand the config into units.  ``modes`` apply to every task, except ``task:mode+mode``
+    entries, which give one task its own; a task/mode pair that does not exist is an error (with
+    the pairs that do), never a silent skip."""
     units = []
     tasks = [get_task(t) for t in cfg.tasks]
-    if cfg.modes and len(tasks) > 1:
-        for m in cfg.modes:
-            if not any(m in t.modes for t in tasks):
-                tasks[0].mode(m)                    # raises the usual "has no mode" error
-    for task in tasks:
-        modes = cfg.modes or list(task.default_modes or task.modes)
-        modes = [m for m in modes if m in task.modes] if cfg.modes and len(tasks) > 1 else modes
+    per_task = task_modes(cfg.tasks, tasks, cfg.modes)
+    for spec, task in zip(cfg.tasks, tasks):
+        modes = per_task.get(spec) or list(task.default_modes or task.modes)
         for m in modes:
-            task.mode(m)
             for k in (cfg.shots if cfg.shots is not None else _protocol(task, cfg)[0]):
                 seeds = cfg.seeds if cfg.seeds is not None else _protocol(task, cfg)[1]
                 for seed in ([None] if k == 0 else seeds):
                     units.append(Unit(task, m, k, seed))
     return units
+
+
+def task_modes(specs: Sequence[str], tasks: Sequence[Task], modes: Sequence[str] | None
+               ) -> dict[str, list[str]]:
+    """Task spec -> its requested modes (absent: the task's defaults).  ``modes`` entries are
+    ``mode`` (every task) or ``task:mode+mode`` (that task); every pair must exist."""
+    from negbench.errors import TaskError
+    from negbench.options import did_you_mean
+    if not modes:
+        return {}
+    common: list[str] = []
+    own: dict[str, list[str]] = {}
+    for m in modes:
+        name, sep, ms = m.rpartition(":")
+        if sep:
+            if name not in specs:
+                raise TaskError(f"--modes names task '{name}', which is not in --tasks"
+                                + did_you_mean(name, specs), where="--modes",
+                                fix="write task:mode+mode for a task of --tasks: "
+                                    + ", ".join(specs))
+            own.setdefault(name, []).extend(x for x in ms.split("+") if x)
+        else:
+            common.append(m)
+    out: dict[str, list[str]] = {}
+    bad: list[str] = []
+    for spec, task in zip(specs, tasks):
+        want = list(dict.fromkeys(common + own.get(spec, [])))
+        for m in want:
+            if m not in task.modes:
+                bad.append(f"'{task.name}' has no mode '{m}'" + did_you_mean(m, task.modes))
+        out[spec] = want
+    if bad:
+        if len(tasks) == 1:
+            tasks[0].mode(next(m for m in out[specs[0]] if m not in tasks[0].modes))
+        def fits(spec: str, t: Task) -> str:
+            have = [m for m in out[spec] if m in t.modes] or list(t.default_modes or t.modes)
+            return f"{spec}:" + "+".join(have)
+        example = ",".join(fits(sp, t) for sp, t in zip(specs, tasks))
+        raise TaskError("; ".join(bad), where="--modes",
+                        fix="give each task its own modes, e.g. --modes " + example + " (modes: "
+                            + "; ".join(f"{t.name}: {', '.join(t.modes)}" for t in tasks) + ")")
+    return out
 
 
 def _protocol(task: Task, cfg: RunConfig) -> tuple:
@@ -102,6 +145,7 @@ class UnitData:
     pool: Sequence[Doc]
     same_split: bool
     n_requests: int                       # requests its samples make (for the progress bar)
+    selection: Selection | None = None    # how its records were chosen (--limit, --sample)
 
     def draws(self) -> Iterator[list[Doc]]:
         """The records' few-shot examples, in record order (one sampler stream per unit)."""
@@ -122,13 +166,27 @@ def prepare(cfg: RunConfig) -> Plan:
     """Load every split, draw every few-shot example and render every prompt of the run (then
     drop them).  All data errors surface here, before the model loads and before the run folder
     is touched."""
+    check_subset_options(cfg)
     units = plan_units(cfg)
+    loaded = [load_unit(u, cfg) for u in units]
     datasets: dict[str, dict] = {}
-    for u in units:
+    for d in loaded:
+        u = d.unit
         if u.task.name not in datasets:
             shots = any(v.shots for v in units if v.task.name == u.task.name)
-            datasets[u.task.name] = _dataset_info(u.task, cfg.limit, shots)
-    return Plan([load_unit(u, cfg) for u in units], datasets)
+            datasets[u.task.name] = _dataset_info(u.task, d.selection, shots)
+    return Plan(loaded, datasets)
+
+
+def check_subset_options(cfg: RunConfig) -> None:
+    """``limit`` and ``sample`` exclude each other; both are at least 1."""
+    from negbench.errors import OptionError
+    if cfg.limit is not None and cfg.sample is not None:
+        raise OptionError("--limit and --sample both choose a subset", where="--limit / --sample",
+                          fix="give one: --limit N (data order) or --sample N --seed S (random)")
+    for name, v in (("--limit", cfg.limit), ("--sample", cfg.sample)):
+        if v is not None and v < 1:
+            raise OptionError(f"{name} must be at least 1, got {v}", where=name)
 
 
 def load_unit(unit: Unit, cfg: RunConfig) -> UnitData:
@@ -139,11 +197,12 @@ def load_unit(unit: Unit, cfg: RunConfig) -> UnitData:
     docs = task.load(task.test_split)
     if spec.include is not None:
         docs = [d for d in docs if spec.include(d)]
-    if cfg.limit:
-        docs = docs[:cfg.limit]
+    docs, selection = select(docs, task.structure, cfg.limit, cfg.sample, cfg.sample_seed)
+    if task.own_subset is not None:
+        selection = combine(task.own_subset(task.test_split), selection)
     fs_split = task.fewshot_split or task.test_split
     pool = task.load(fs_split) if unit.shots else []
-    data = UnitData(unit, docs, pool, fs_split == task.test_split, 0)
+    data = UnitData(unit, docs, pool, fs_split == task.test_split, 0, selection)
     render = _renderer(spec, use_chat(task, cfg))      # a check only: chat or plain, same data
     formulation = spec.formulation
     checked: set[str] = set()
@@ -242,6 +301,8 @@ def run_identity(cfg: RunConfig) -> dict:
     threads and shard size cannot, by the engine's batching invariance)."""
     d = asdict(cfg)
     d.pop("engine"), d.pop("shard_size")
+    if cfg.sample is None:                # only when set: runs without one keep their identity
+        d.pop("sample"), d.pop("sample_seed")
     d["backend"] = {k: cfg.backend.get(k) for k in IDENTITY_BACKEND}
     if cfg.backend.get("quantize"):       # only when set: 16-bit runs keep their identity
         d["backend"]["quantize"] = cfg.backend["quantize"]
@@ -304,7 +365,8 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
     stats = _score_shards(builders, shards, backend, engine, store if on_disk else None,
                           n_requests, log, kept)
     results_units: dict[str, dict] = {}
-    streams = []
+    parts: dict[str, Parts | None] = {}
+    warnings: list[RunWarning] = []
     for ui, u in enumerate(units):
         if on_disk:
             store.write_samples_from_shards(u.name, _unit_parts(shards, ui))
@@ -315,16 +377,12 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
                 store.write_samples(u.name, records)
             if keep is not None:
                 keep[u.name] = records
-        metrics = unit_metrics(u.task, u.mode, records)
-        results_units[u.name] = {"task": u.task.name, "mode": u.mode, "shots": u.shots,
-                                 "seed": u.seed, "group": u.group, "chat": builders[ui].chat,
-                                 "metrics": metrics}
-        streams.append((u, records))
-    groups = group_results(results_units)
+        sel = plan.units[ui].selection or Selection("all", sizes[ui], sizes[ui])
+        results_units[u.name], parts[u.name], found = unit_result(u, records, builders[ui].chat,
+                                                                  sel.to_dict())
+        warnings += found
+    groups = group_results(results_units, parts)
     tables = _tables(units, results_units)
-    warnings = run_warnings(streams)
-    for w in warnings:
-        log("warning: " + w)
     results = {
         "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -335,7 +393,7 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
         "datasets": datasets, "units": results_units, "groups": groups,
         "engine": asdict(stats), "cluster": engine.cluster_summary(), "wall_s": time.perf_counter() - t0,
         "shards": len(shards),
-        "tables": tables, "warnings": warnings,
+        "tables": tables, "warnings": [w.to_dict() for w in merged(warnings)],
     }
     if store:
         store.write_results(results)
@@ -453,31 +511,19 @@ def answered_by(metas: list[dict | None]) -> list[dict]:
     return seen
 
 
-def run_warnings(units: Iterable[tuple[Unit, Iterable[dict]]]) -> list[str]:
-    """Signs that a run measured the prompt format rather than the model, said out loud (read
-    from each generation unit's records in one pass)."""
-    out = []
-    for u, records in units:
-        if u.task.mode(u.mode).formulation.kind != "generate":
-            continue                       # only generations have outputs to judge
-        n_out = 0
-        how: set[str] = set()
-        n_empty = 0
-        for s in records:
-            if "output" not in s:
-                continue
-            n_out += 1
-            if not s["output"].strip():
-                n_empty += 1
-                how.add(str(s.get("stopped_by")))
-        if not n_out:
-            continue
-        if n_empty * 2 > n_out:
-            out.append(f"{u.name}: {n_empty} of {n_out} generations are empty (stopped by "
-                       f"{', '.join(sorted(how))} at once): the model ends its answer before "
-                       "writing one. Try --chat for an instruction-tuned model, more shots, or a "
-                       "log-likelihood mode (cloze / letter)")
-    return out
+def unit_result(u: Unit, records: Iterable[dict], chat: bool, subset: dict
+                ) -> tuple[dict, Parts | None, list[RunWarning]]:
+    """A unit's ``results.json`` entry (metrics with their 95 % intervals, headline, subset),
+    its headline's parts (for the group's interval) and its warnings — from the records (a list
+    or a re-iterable stream of the saved samples)."""
+    metrics = unit_metrics(u.task, u.mode, records)
+    head, parts = add_intervals(u.task, u.mode, records, metrics)
+    head["n"] = head["n"] or subset.get("n", 0)
+    entry = {"task": u.task.name, "mode": u.mode, "shots": u.shots, "seed": u.seed,
+             "group": u.group, "chat": chat, "metrics": metrics, "headline": head,
+             "subset": subset}
+    found = unit_warnings(u.name, u.task, u.mode, records, metrics, subset, head["metric"])
+    return entry, parts, found
 
 
 def _digest(reqs, fingerprint: str) -> str:
@@ -505,18 +551,31 @@ def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
     return metrics
 
 
-def group_results(results_units: dict[str, dict]) -> dict[str, dict]:
-    """Units that differ only by seed form a group: numeric metrics as mean / SD over seeds."""
+def group_results(results_units: dict[str, dict],
+                  parts: dict[str, Parts | None] | None = None) -> dict[str, dict]:
+    """Units that differ only by seed form a group: numeric metrics as mean / SD over seeds, the
+    headline with the interval of the seeds' pooled parts (``parts``: per unit, when at hand),
+    and the subset (the same for every seed)."""
     groups: dict[str, dict] = {}
     for name, res in results_units.items():
         g = groups.setdefault(res["group"], {"task": res["task"], "mode": res["mode"],
                                              "shots": res["shots"], "units": [], "metrics": {}})
         g["units"].append(name)
     for g in groups.values():
-        per = [results_units[n]["metrics"] for n in g["units"]]
+        units = [results_units[n] for n in g["units"]]
+        per = [u["metrics"] for u in units]
         for m, v in per[0].items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
                 g["metrics"][m] = over_seeds([p[m] for p in per])
+        if all("headline" in u for u in units):
+            try:
+                task: Task | None = get_task(g["task"])
+            except Exception:                   # a task gone since (a deleted YAML file)
+                task = None
+            g["headline"] = group_headline(task, g["mode"], units,
+                                           [(parts or {}).get(n) for n in g["units"]])
+        if "subset" in units[0]:
+            g["subset"] = units[0]["subset"]
     return groups
 
 
@@ -525,12 +584,21 @@ def rescore(store: RunStore) -> dict:
     after a metric is added or fixed, old runs get it too."""
     results = store.read_results()
     units = []
+    parts: dict[str, Parts | None] = {}
+    warnings: list[RunWarning] = []
     for name, u in results["units"].items():
         task = get_task(u["task"])
-        u["metrics"] = unit_metrics(task, u["mode"], store.samples(name))
-        units.append(Unit(task, u["mode"], u["shots"], u["seed"]))
-    results["groups"] = group_results(results["units"])
+        unit = Unit(task, u["mode"], u["shots"], u["seed"])
+        n = (u.get("metrics") or {}).get("n") or 0
+        subset = u.get("subset") or Selection("all", n, n, rule=f"all {n:,} records").to_dict()
+        entry, parts[name], found = unit_result(unit, store.samples(name), bool(u.get("chat")),
+                                                subset)
+        u.update(entry)
+        warnings += found
+        units.append(unit)
+    results["groups"] = group_results(results["units"], parts)
     results["tables"] = _tables(units, results["units"])
+    results["warnings"] = [w.to_dict() for w in merged(warnings)]
     results["rescored"] = {"negbench": __version__, "git": git_commit(),
                            "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
     store.write_results(results)
@@ -555,17 +623,20 @@ def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]
     for (tname, mode), rows in seen.items():
         text = tasks[tname].tables(mode, rows)
         if text:
-            out[f"{tname}.{mode}"] = text
+            notes = [unit_note(name, results_units[name]) for name, _ in rows]
+            out[f"{tname}.{mode}"] = text + "\n\n" + "\n".join(n for n in notes if n)
     return out
 
 
-def _dataset_info(task: Task, limit: int | None, shots: bool = True) -> dict:
+def _dataset_info(task: Task, selection: Selection | None, shots: bool = True) -> dict:
     """Size and fingerprint of each split the run reads: the few-shot split only when a unit
-    draws shots (a 0-shot run of a set built without one, e.g. by ``negbench build mcq``, works)."""
+    draws shots (a 0-shot run of a set built without one, e.g. by ``negbench build mcq``, works);
+    ``evaluated``: the records of the test split a unit evaluates (its subset)."""
     out = {"source": task.source}
     splits = {task.test_split, task.fewshot_split or task.test_split} if shots else {task.test_split}
     for split in splits:
         docs = task.load(split)
         out[split] = {"n": len(docs), "sha256": fingerprint_records(d.fields for d in docs),
-                      "evaluated": min(len(docs), limit) if limit and split == task.test_split else len(docs)}
+                      "evaluated": selection.n if selection is not None and split == task.test_split
+                      else len(docs)}
     return out

@@ -71,6 +71,57 @@ def cluster_options(ray: Any, spec: ModelSpec, workers: int | None = None,
     return opts
 
 
+#: Longest default run folder name; a longer one keeps its model and tasks and ends in a hash.
+MAX_FOLDER_NAME = 120
+
+
+def run_folder_name(model: str, tasks: list[str], *, modes: list[str] | None = None,
+                    shots: list[int] | None = None, seeds: list[int] | None = None,
+                    protocol: bool = False, limit: int | None = None, sample: int | None = None,
+                    sample_seed: int = 0, adapter: str | None = None, chat: bool = False,
+                    other: dict[str, Any] | None = None) -> str:
+    """The default run folder name: ``<model>__<tasks>`` and, joined by ``__``, what differs from
+    the defaults — ``modes-…``, ``shots-…``, ``seeds-…``, ``protocol``, ``limit-N``,
+    ``sample-N-seed-S``, ``adapter-…``, ``chat`` and a short hash of any other setting that can
+    change a result (``other``: dtype, system prompt …, default values left out) — so variants
+    of one evaluation never share a folder, while the default run of a task keeps the short
+    name (``smollm2-135m-instruct__negation-mini``).  A name longer than
+    :data:`MAX_FOLDER_NAME` keeps model and tasks (cut) and ends in a hash of the rest."""
+    import hashlib
+
+    from negbench.backends.spec import safe_name, slug
+    from negbench.evaluation.store import to_json
+
+    def join(xs) -> str:
+        return "+".join(safe_name(str(x)) for x in xs)
+    base = f"{model}__" + "+".join(slug(t) for t in tasks)
+    parts = []
+    if modes:
+        parts.append("modes-" + join(modes))
+    if shots is not None:
+        parts.append("shots-" + join(shots))
+    if seeds is not None:
+        parts.append("seeds-" + join(seeds))
+    if protocol:
+        parts.append("protocol")
+    if limit is not None:
+        parts.append(f"limit-{limit}")
+    if sample is not None:
+        parts.append(f"sample-{sample}-seed-{sample_seed}")
+    if adapter:
+        parts.append("adapter-" + slug(adapter.rstrip("/")))
+    if chat:
+        parts.append("chat")
+    rest = {k: v for k, v in (other or {}).items() if v is not None}
+    if rest:
+        parts.append("x" + hashlib.sha256(to_json(rest, sort_keys=True).encode()).hexdigest()[:8])
+    name = "__".join([base] + parts)
+    if len(name) > MAX_FOLDER_NAME:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+        name = base[:MAX_FOLDER_NAME - 12].rstrip("_+-.") + "__" + digest
+    return name
+
+
 class Session:
     """One model, its response cache and engine, shared by every :meth:`evaluate` call.
 
@@ -210,6 +261,7 @@ class Session:
     def evaluate(self, tasks: "str | Sequence[str]" = ("negation-mini",), *,
                  modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
                  seeds: Sequence[int] | None = None, limit: int | None = None,
+                 sample: int | None = None, sample_seed: int = 0,
                  protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
                  chat_layout: str = "lm-eval", output: "str | Path | None" = None,
                  overwrite: bool = False, shard_size: int = 20_000,
@@ -218,7 +270,9 @@ class Session:
         files) and return :class:`~negbench.evaluation.results.Results`.  With ``output`` the run
         folder is written as ``negbench run --output`` writes it (a killed run resumes; a
         finished one of another configuration is refused unless ``overwrite``); without it the
-        per-sample records stay in memory."""
+        per-sample records stay in memory.  ``limit`` (data order) or ``sample`` (a random
+        draw, ``sample_seed``) evaluate about N records by the benchmark's whole units and
+        across its strata (:mod:`negbench.evaluation.subsets`)."""
         from negbench.evaluation.results import Results
         from negbench.evaluation.runner import RunConfig, evaluate, prepare, run_identity
         from negbench.evaluation.store import RunTarget
@@ -231,7 +285,8 @@ class Session:
                                   where="report_to", fix="give output=… (a run folder)")
             check_trackers(list(report_to))
         cfg = RunConfig(model=self.spec.raw, tasks=_names(tasks), modes=_opt(modes),
-                        shots=_opt(shots), seeds=_opt(seeds), limit=limit, protocol=protocol,
+                        shots=_opt(shots), seeds=_opt(seeds), limit=limit, sample=sample,
+                        sample_seed=sample_seed, protocol=protocol,
                         chat=chat, system_prompt=system_prompt, chat_layout=chat_layout,
                         backend=dict(self.backend_options), engine=dict(self.engine_options),
                         shard_size=shard_size)
@@ -294,6 +349,7 @@ def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
              tasks: "str | Sequence[str]" = ("negation-mini",), *,
              modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
              seeds: Sequence[int] | None = None, limit: int | None = None,
+             sample: int | None = None, sample_seed: int = 0,
              protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
              chat_layout: str = "lm-eval", output: "str | Path | None" = None,
              overwrite: bool = False, shard_size: int = 20_000,
@@ -309,7 +365,7 @@ def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
     and ``ray`` (``ray_workers`` …)."""
     with Session(model, **options) as session:
         return session.evaluate(tasks, modes=modes, shots=shots, seeds=seeds, limit=limit,
-                                protocol=protocol, chat=chat, system_prompt=system_prompt,
+                                sample=sample, sample_seed=sample_seed, protocol=protocol, chat=chat, system_prompt=system_prompt,
                                 chat_layout=chat_layout, output=output, overwrite=overwrite,
                                 shard_size=shard_size, report_to=report_to)
 

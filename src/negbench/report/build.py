@@ -11,8 +11,10 @@ from typing import Sequence
 from negbench import __version__
 from negbench.errors import NegbenchError, OutputError
 from negbench.report import csv_export
-from negbench.report.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, compare_runs,
+from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from negbench.report.compare import (compare_runs,
                                      to_markdown as compare_markdown)
+from negbench.report.headlines import headline_table, run_warnings, size_note, warning_text
 from negbench.report.html import render as render_html
 from negbench.report.load import Run, load_runs, primary_metric, sample_view
 from negbench.report.paper_tables import Context, build_tables
@@ -36,6 +38,7 @@ class Report:
     files: dict[str, str] = field(default_factory=dict)
     sample_limit: int | None = None
     notes: list[str] = field(default_factory=list)
+    run_warnings: list[dict] = field(default_factory=list)     # what the runs themselves saved
 
     def to_dict(self) -> dict:
         return json_safe({
@@ -44,7 +47,8 @@ class Report:
             "runs": [r.summary() for r in self.runs], "tables": [t.to_dict() for t in self.tables],
             "plots": [p.to_dict() for p in self.plots],
             "comparisons": [{k: v for k, v in c.items() if not k.startswith("_")} for c in self.comparisons],
-            "warnings": list(self.warnings), "notes": list(self.notes), "files": dict(self.files)})
+            "warnings": list(self.warnings), "run_warnings": list(self.run_warnings),
+            "notes": list(self.notes), "files": dict(self.files)})
 
 
 def check_metrics(run: Run, recompute: bool = False) -> list[str]:
@@ -101,6 +105,11 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
             warnings.append(f"group '{g}': no run labelled {', '.join(missing)} (labels: "
                             f"{', '.join(sorted(known))})")
     tables = build_tables(ctx)
+    for t in tables:                       # every table says n, subset or not, and the CI
+        note = size_note(t, runs)
+        if note:
+            t.notes.append(note)
+    tables.insert(0, headline_table(runs))
     comparisons: list[dict] = []
     if baseline is not None and len(runs) > 1:
         if not 0 <= baseline < len(runs):
@@ -132,6 +141,7 @@ def build(paths: Sequence[str | Path], *, labels: list[str | None] | None = None
     if not text:
         leave_out_text(views, comparisons)
     rep = Report(runs, tables, [], comparisons, views, warnings)
+    rep.run_warnings = run_warnings(runs)
     rep.sample_limit = max_samples_per_unit
     rep.notes = [] if text else [NO_TEXT_NOTE]
     if plots:
@@ -227,6 +237,9 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
         close(rep.plots)
     if "md" in fmts:
         parts = [f"# {title}", "", "Runs: " + "; ".join(f"{r.index}: {r.label} ({r.path})" for r in rep.runs), ""]
+        if rep.run_warnings:
+            parts += [f"## ⚠ Warnings ({len(rep.run_warnings)})", ""]
+            parts += [f"- **{warning_text(w)}**" for w in rep.run_warnings] + [""]
         for t in rep.tables:
             parts += [t.to_markdown(), ""]
         for p in rep.plots:
@@ -256,7 +269,8 @@ def write(rep: Report, out: str | Path, formats: Sequence[str] = FORMATS,
         atomic_write_text(out / "report.html", render_html(
             title=title, runs=[r.summary() for r in rep.runs], tables=rep.tables, plots=rep.plots,
             comparisons=rep.comparisons, samples=rep.views, warnings=rep.warnings,
-            notes=rep.notes, sample_limit=rep.sample_limit))
+            notes=rep.notes, sample_limit=rep.sample_limit,
+            banner=[warning_text(w) for w in rep.run_warnings]))
         files["html"] = "report.html"
     if "json" in fmts:
         files["json"] = "report.json"

@@ -57,6 +57,8 @@ pre{white-space:pre-wrap;word-break:break-word;background:#f4f5f8;padding:5px;ma
 ol.ch{margin:2px 0 2px 18px;padding:0}ol.ch li.gold{font-weight:700;color:var(--ok)}ol.ch li.pred{text-decoration:underline}
 button{font:inherit;padding:2px 8px;margin-top:4px}
 .warn{color:#8a5a00}
+.nb-banner{background:#fff4e5;border:2px solid #d97706;border-radius:6px;padding:8px 14px;margin:10px 0;color:#5c3a00}
+.nb-banner ul{margin:6px 0 2px 18px;padding:0}.nb-banner li{margin:3px 0}
 """
 
 JS = r"""
@@ -226,7 +228,7 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
 def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequence,
            comparisons: Sequence[dict], samples: list[dict], warnings: Sequence[str] = (),
            notes: Sequence[str] = (), sample_limit: int | None = None,
-           lead_plots: Sequence = ()) -> str:
+           banner: Sequence[str] = (), lead_plots: Sequence = ()) -> str:
     """The page.  ``lead_plots``: figures shown first, right under the title (a profile's
     at-a-glance figure), and not again under Plots."""
     refs: dict[str, dict] = {}
@@ -245,6 +247,10 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
                   "table cell to list the samples behind it.</p>" if sections else
                   f"{len(comparisons)} comparison(s), {len(samples)} samples. Click a gains or "
                   "losses count to list the items that flipped.</p>"))
+    if banner:                              # the runs' own warnings: before anything else
+        out.append(f'<div class="nb-banner" role="alert"><b>⚠ {len(banner)} warning(s) saved with '
+                   "the runs: read them before the numbers.</b><ul>"
+                   + "".join(f"<li>{_esc(b)}</li>" for b in banner) + "</ul></div>")
     toc = [("runs", "Runs")] + ([("tables", "Tables"), ("plots", "Plots")] if sections else [])
     if comparisons:
         toc.append(("comparisons", "Comparisons"))

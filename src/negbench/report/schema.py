@@ -120,20 +120,38 @@ REPORT = {
                                                             "files": {"type": "array", "items": _str}}}},
         "comparisons": {"type": "array", "items": COMPARE},
         "warnings": {"type": "array", "items": _str},
+        "run_warnings": {"type": "array", "items": {"type": "object",
+                                                    "required": ["run", "unit", "kind", "message", "fix"]}},
         "notes": {"type": "array", "items": _str},
         "files": {"type": "object"},
     },
 }
 
+_ci = {"type": ["array", "null"], "items": {"type": "number"}}
+#: units[u]["subset"] / groups[g]["subset"]: how the records were chosen (--limit, --sample)
+SUBSET = {"type": "object", "required": ["how", "n", "full", "subset", "seed", "rule"],
+          "properties": {"how": {"enum": ["all", "limit", "sample"]}, "n": _int, "full": _int,
+                         "subset": {"type": "boolean"}, "seed": {"type": ["integer", "null"]},
+                         "rule": _str, "asked": {"type": ["integer", "null"]}, "units": _int,
+                         "units_full": _int, "missing_strata": {"type": "array", "items": _str}}}
+UNIT_HEADLINE = {"type": "object", "required": ["metric", "value", "ci95", "n"],
+                 "properties": {"metric": _str, "value": _num, "ci95": _ci, "n": _int}}
+GROUP_HEADLINE = {"type": "object", "required": ["metric", "mean", "sd", "ci95", "n", "seeds"],
+                  "properties": {"metric": _str, "mean": _num, "sd": _num, "ci95": _ci, "n": _int,
+                                 "seeds": _int}}
+WARNING = {"type": "object", "required": ["unit", "kind", "message", "fix"],
+           "properties": {"unit": _strn, "kind": _str, "message": _str, "fix": _str}}
 UNIT = {"type": "object", "required": ["task", "mode", "shots", "seed", "group", "metrics"],
         "properties": {"task": _str, "mode": _str, "shots": _int, "seed": {"type": ["integer", "null"]},
-                       "group": _str, "metrics": _metrics}}
+                       "group": _str, "metrics": _metrics, "headline": UNIT_HEADLINE,
+                       "subset": SUBSET}}
 GROUP = {"type": "object", "required": ["task", "mode", "shots", "units", "metrics"],
          "properties": {"task": _str, "mode": _str, "shots": _int, "units": {"type": "array", "items": _str},
                         "metrics": {"type": "object", "additionalProperties": {
                             "type": "object", "required": ["mean", "sd", "n_seeds", "values"],
                             "properties": {"mean": _num, "sd": _num, "n_seeds": _int,
-                                           "values": {"type": "array", "items": _num}}}}}}
+                                           "values": {"type": "array", "items": _num}}}},
+                        "headline": GROUP_HEADLINE, "subset": SUBSET}}
 RESULTS = {
     "type": "object",
     "required": ["schema", "negbench", "started", "finished", "config", "model", "provenance",
@@ -150,6 +168,8 @@ RESULTS = {
         "tables": {"type": "object", "additionalProperties": _str},
         "rescored": {"type": "object"},
         "cluster": {"type": ["object", "null"]},     # Ray runs: workers, groups, retried groups
+        # objects since subsets and headlines; plain strings in runs saved before
+        "warnings": {"type": "array", "items": {"anyOf": [_str, WARNING]}},
     },
 }
 

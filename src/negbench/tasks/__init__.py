@@ -38,7 +38,7 @@ def get_task(name: str) -> Task:
         if bench:
             REGISTRY.add("task", task.name, tasks[task.name], bench)
         return tasks[task.name]
-    if opts:
+    if opts and base in tasks:
         raise TaskError(f"task '{base}' takes no options", where="--tasks",
                         fix="tasks with options: " + ", ".join(sorted(factories)))
     if name.endswith(YAML_SUFFIXES):
@@ -50,8 +50,11 @@ def get_task(name: str) -> Task:
                             fix="check the path of your JSON-lines task file")
         from negbench.tasks.builtin.tasks import jsonl_task
         return jsonl_task(name)
-    raise TaskError(f"unknown task '{name}'", where="--tasks",
-                    fix="known tasks: " + ", ".join(sorted(tasks)) +
+    from negbench.options import did_you_mean
+    known = sorted(t for t in tasks if "[" not in t)
+    raise TaskError(f"unknown task '{base}'" + did_you_mean(base, known),
+                    where="--tasks",
+                    fix="known tasks: " + ", ".join(known) +
                         " (or a .jsonl file of {question, choices, answer}, or a .yaml task "
                         "file); see 'negbench tasks'")
 

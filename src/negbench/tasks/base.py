@@ -7,7 +7,7 @@ contexts follow lm-evaluation-harness 0.4 (see :mod:`negbench.evaluation.fewshot
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Hashable, Iterator, Mapping, Sequence
 
 from negbench.errors import TaskError
 
@@ -67,6 +67,45 @@ class Rendered:
         return str(self.gold)
 
 
+@dataclass(frozen=True)
+class Structure:
+    """How a benchmark's records hang together, so that a subset (``--limit``, ``--sample``)
+    keeps it: records sharing the values of ``unit`` fields are kept or dropped together (a
+    CONDAQA contrast group, a This-is-not-a-Dataset block, a JNLI-Neg minimal-pair group), and
+    the subset is spread over the values of the ``stratum`` field in proportion (a ScoNe
+    condition, a NUBench category, a This-is-not-a-Dataset pattern).  Fields are read from a
+    record (:class:`Doc`) and, with the same names, from a scored sample's ``meta`` — so metrics
+    can resample the same units (confidence intervals) without the records."""
+
+    unit: tuple[str, ...] = ()            # () : every record is its own unit
+    stratum: str | None = None
+    unit_name: str = "record"             # what one unit is called, singular / plural
+    units_name: str = "records"
+    stratum_name: str = ""                # e.g. "condition"
+
+    def unit_key(self, obj: "Doc | Mapping[str, Any]", default: Hashable = None) -> Hashable:
+        """The unit a record (or a sample's ``meta``) belongs to; ``default`` when the structure
+        has no unit fields or ``obj`` lacks one."""
+        if not self.unit:
+            return default
+        try:
+            return tuple(_get(obj, f) for f in self.unit)
+        except KeyError:
+            return default
+
+    def stratum_key(self, obj: "Doc | Mapping[str, Any]") -> Hashable:
+        if self.stratum is None:
+            return None
+        try:
+            return _get(obj, self.stratum)
+        except KeyError:
+            return None
+
+
+def _get(obj: "Doc | Mapping[str, Any]", name: str) -> Any:
+    return obj.fields[name] if isinstance(obj, Doc) else obj[name]
+
+
 @dataclass
 class Task:
     """A benchmark: splits of records, modes (name → formulation + renderer), metrics."""
@@ -98,12 +137,39 @@ class Task:
     tables: Callable[[str, list[tuple[str, dict]]], str] | None = None
     language: str = "en"
     source: str = ""
+    # which records belong together and how a subset is spread (subsets, confidence intervals)
+    structure: Structure = field(default_factory=Structure)
+    # per-cluster (numerator, denominator) of the headline metric where it is not the mean of a
+    # per-sample field of the same name (CONDAQA's accuracy, AccChg over minimal pairs …):
+    # (mode, records) -> {unit key: (sum, count)}; the headline is sum / count over the clusters
+    headline_parts: Callable[[str, list[dict]], dict[Hashable, tuple[float, float]]] | None = None
+    # the headline is a proportion of 0/1 items (Wilson intervals); False: a difference such as
+    # AccChg (cluster bootstrap)
+    headline_proportion: bool = True
+    # (strict metric, lenient metric) pairs whose gap says the model answers in another form
+    lenient_metrics: tuple[tuple[str, str], ...] = ()
+    # where the benchmark's data is looked for (a tasks.data_source.DataSource; None: shipped)
+    data: Any = None
+    # the records a task's own options already sampled (notadataset[sample=…]): split -> the
+    # selection (an evaluation.subsets.Selection), or None when the task evaluates them all
+    own_subset: Callable[[str], Any] | None = None
 
     def mode(self, name: str) -> "ModeSpec":
         if name not in self.modes:
-            raise TaskError(f"task '{self.name}' has no mode '{name}'", where="--modes",
-                            fix="choose from: " + ", ".join(self.modes))
+            from negbench.options import did_you_mean
+            raise TaskError(f"task '{self.name}' has no mode '{name}'"
+                            + did_you_mean(name, self.modes), where="--modes",
+                            fix="its modes: " + ", ".join(self.modes))
         return self.modes[name]
+
+    def headline(self, mode: str) -> str:
+        """The metric the benchmark's paper reports for ``mode`` (one per unit on the console, in
+        reports and in a profile)."""
+        spec = self.mode(mode)
+        if spec.headline:
+            return spec.headline
+        metrics = tuple(getattr(spec.formulation, "metrics", ()) or ("acc",))
+        return "exact_match" if "exact_match" in metrics else metrics[0]
 
 
 @dataclass
@@ -115,4 +181,6 @@ class ModeSpec:
     summary: str = ""
     include: Callable[[Doc], bool] | None = None       # records this mode applies to (None: all)
     render_chat: Callable[[Doc], Rendered] | None = None   # the prompt variant for chat models
+    headline: str = ""                 # the paper's metric for this mode ("": the formulation's
+                                       # first metric, exact_match for a generation)
 

@@ -267,19 +267,9 @@ def _split_source(spec: Spec, split: str) -> tuple[str, str | None]:
 def _read_rows(source: str, hub_split: str | None, name: str | None) -> list[tuple[str, dict]]:
     """(record name, object) of a file or a hub split."""
     if source.startswith("hf:"):
-        try:
-            import datasets
-        except ImportError:
-            raise DataError("loading a task from the Hugging Face hub needs the 'datasets' "
-                            "package, which is not installed", path=source,
-                            fix="pip install datasets, or use a local file") from None
-        try:
-            args = (source[3:], name) if name else (source[3:],)
-            ds = datasets.load_dataset(*args, split=hub_split)
-        except Exception as exc:       # network, unknown id, … — a data problem for the user
-            raise DataError(f"could not load {source[3:]} split {hub_split} "
-                            f"({type(exc).__name__}: {exc})", path=source,
-                            fix="check the id and the network, or use a local file") from None
+        from negbench.tasks.data_source import load_hub_dataset
+        ds = load_hub_dataset(source[3:], str(hub_split), name, what="a task",
+                              local="use a local file")
         return [(f"row {i}", dict(o)) for i, o in enumerate(ds)]
     p = Path(source)
     if not p.is_file():

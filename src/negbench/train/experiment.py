@@ -413,8 +413,9 @@ def _evaluate_cell(p: Plan, row_key: str, col: Subset, adapter: Path | None,
                  quiet=not p.progress, threads=p.threads)
     from negbench.evaluation.store import load_results
     res = load_results(run)
+    from negbench.evaluation.run_warnings import RunWarning
     for w in res.get("warnings") or []:
-        log(f"warning: {run.relative_to(p.out)}: {w}")
+        log(f"warning: {run.relative_to(p.out)}: {RunWarning.of(w).text()}")
     return _cell_values(p, res, run), True
 
 

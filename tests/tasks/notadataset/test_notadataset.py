@@ -264,10 +264,10 @@ def test_block_split_is_by_block_seeded_and_uses_the_counts():
 
 def test_stratified_sample_whole_blocks_every_pattern():
     rel = nad.load_release(str(DATA / "raw"))
-    keys = nad.stratified_blocks(rel, list(rel.blocks), n_sentences=10, seed=0, min_blocks=1)
-    assert {rel.blocks[k].pattern_id for k in keys} == {2, 6}
-    assert sum(rel.blocks[k].size for k in keys) >= 10
-    assert keys == nad.stratified_blocks(rel, list(rel.blocks), 10, 0, 1)
+    keys = nad.stratified_blocks(rel, list(rel.blocks), n_sentences=10, seed=0)
+    assert {rel.blocks[k].pattern_id for k in keys} == {2, 6}     # 2 of 5 blocks, one each
+    assert sum(rel.blocks[k].size for k in keys) == 12             # 10 within half a block of 6
+    assert keys == nad.stratified_blocks(rel, list(rel.blocks), 10, 0)
 
 
 def test_type_selection():
@@ -353,10 +353,14 @@ def test_end_to_end_metrics_recomputed_from_samples(tmp_path, tiny_llama, monkey
     assert again["units"]["notadataset[split=all].next_token.0shot"]["metrics"]["acc"] == m["acc"]
 
 
-def test_limit_cuts_a_block_which_is_left_out_of_coherence(tmp_path, tiny_llama, monkeypatch):
+def test_limit_keeps_whole_blocks(tmp_path, tiny_llama, monkeypatch):
+    """--limit 9 takes whole blocks (6 sentences each), one per pattern: coherence is defined."""
     res, _, _, _ = _run(tmp_path, tiny_llama, monkeypatch, "notadataset", limit=9)
-    m = res["units"]["notadataset.next_token.0shot"]["metrics"]
-    assert m["blocks_complete"] == 1 and m["blocks_partial"] == 1
+    u = res["units"]["notadataset.next_token.0shot"]
+    m = u["metrics"]
+    assert (m["n"], m["blocks_complete"], m["blocks_partial"]) == (12, 2, 0)
+    assert u["subset"]["n"] == 12 and u["subset"]["full"] == 30 and u["subset"]["subset"]
+    assert m["coherence_all"] == m["coherence_all"]                # defined (not NaN)
 
 
 def test_sharded_run_resumes_finished_shards(tmp_path, tiny_llama, monkeypatch):

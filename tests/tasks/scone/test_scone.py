@@ -342,7 +342,8 @@ def test_nlg_render_metrics_and_proxy(fake):
 def test_cli_run_rescore_report_tiny_model(fake, tiny_llama, tmp_path):
     out = tmp_path / "run"
     rc = main(["run", "--model", tiny_llama, "--tasks", "scone-nli[split=two_scoped],scone-nlg",
-               "--modes", "cloze,loglik", "--shots", "4", "--limit", "3",
+               "--modes", "scone-nli[split=two_scoped]:cloze,scone-nlg:loglik", "--shots", "4",
+               "--limit", "3",
                "--output", str(out), "--quiet"])
     assert rc == 0
     res = json.loads((out / "results.json").read_text("utf-8"))

@@ -14,7 +14,7 @@ from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, Ne
 from negbench.tasks.records import field, iter_jsonl
 from negbench.errors import DataError
 from negbench.tasks.common.negation_errors import error_analysis, format_error_table
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 DATA = Path(__file__).resolve().parent / "data"
 LETTERS = "ABCDEFGHIJ"
@@ -94,13 +94,15 @@ NEGATION_MINI = Task(
     load=_nm_split, test_split="test", fewshot_split="dev",
     modes={
         "cloze": ModeSpec(_nm_cloze, ChoiceLoglikelihood(), "log-likelihood of each option sentence"),
-        "letter": ModeSpec(_nm_letter, ChoiceLoglikelihood(), "log-likelihood of each option letter"),
+        "letter": ModeSpec(_nm_letter, ChoiceLoglikelihood(metrics=("acc",)),
+                           "log-likelihood of each option letter"),
         "generate": ModeSpec(_nm_generate, Generation(stop=("\n",), max_tokens=8,
                                                       extract=first_letter("ABCD")),
                              "greedy generation of the letter, first [A-D] match"),
     },
     default_modes=("cloze", "letter"), extra_metrics=_choice_errors, tables=_error_table,
     source="written by the negbench authors",
+    structure=Structure(stratum="local_negation_type", stratum_name="local-negation type"),
 )
 
 
@@ -151,6 +153,8 @@ TRUEFALSE_MINI = Task(
     },
     default_modes=("next_token",), extra_metrics=_tf_metrics,
     source="written by the negbench authors",
+    structure=Structure(unit=("pair",), unit_name="affirmative/negated pair",
+                        units_name="affirmative/negated pairs"),
 )
 
 
@@ -223,7 +227,7 @@ def jsonl_task(path: str) -> Task:
         name=p.stem, summary=f"multiple choice from {p}", load=lambda split: list(load_all()),
         test_split="test", fewshot_split="test",
         modes={"cloze": ModeSpec(render_cloze, ChoiceLoglikelihood()),
-               "letter": ModeSpec(render_letter, ChoiceLoglikelihood()),
+               "letter": ModeSpec(render_letter, ChoiceLoglikelihood(metrics=("acc",))),
                "generate": ModeSpec(render_gen, Generation(stop=("\n",), max_tokens=8,
                                                            extract=first_letter(LETTERS)))},
         default_modes=("cloze",), source=str(p))

@@ -46,6 +46,7 @@ from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import mean
+from negbench.tasks.base import Structure
 
 #: Pair sets with flat metric keys (``M.acc``, ``Mi.acc_prime``, ``Msingle.acc_chg``, …).
 PAIR_SETS = ("M", "Mi", "Mu", "Msingle", "Mboth")
@@ -112,6 +113,27 @@ def pair_accuracy(records: Sequence[dict], pairs: Iterable[Pair], key: str) -> d
     acc = mean([_correct(records[p.control], key) for p in ps])
     acc_p = mean([_correct(records[p.treatment], key) for p in ps])
     return {"acc": acc, "acc_prime": acc_p, "acc_chg": acc_p - acc, "n": len(ps)}
+
+
+#: A subset keeps whole groups (an original instance and every negated variant of it), so each
+#: minimal pair is evaluated with both its instances.
+STRUCTURE = Structure(unit=("group",), unit_name="group of minimal pairs",
+                      units_name="groups of minimal pairs")
+#: The papers' headline: AccChg on all minimal pairs (JSTS-Neg Tables 3-5).
+HEADLINE = "M.acc_chg"
+
+
+def acc_chg_parts(mode: str, records: Sequence[dict]) -> dict[tuple, tuple[float, float]]:
+    """AccChg on ``M`` per group: (Σ over its pairs of treatment − control correctness, pairs);
+    the headline's 95 % interval resamples whole groups."""
+    records = list(records)
+    k = correctness_key(records)
+    out: dict[tuple, tuple[float, float]] = {}
+    for p in derive_pairs([r["meta"] for r in records]):
+        g = (str(records[p.treatment]["meta"]["group"]),)
+        s, n = out.get(g, (0.0, 0.0))
+        out[g] = (s + _correct(records[p.treatment], k) - _correct(records[p.control], k), n + 1.0)
+    return out
 
 
 def pair_sets(pairs: Sequence[Pair]) -> dict[str, list[Pair]]:

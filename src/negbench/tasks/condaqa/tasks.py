@@ -44,9 +44,9 @@ from typing import Any, Iterable, Sequence
 from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import mean, sd
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.condaqa import analysis
 from negbench.tasks.condaqa.analysis import question_tokens
 
@@ -291,21 +291,9 @@ def _load_hf(dataset_id: str, split: str) -> list[Doc]:
         raise DataError(f"split '{split}' exists only in the GitHub release (the Hugging Face copy "
                         "has train / validation / test)", path=where,
                         fix="use a local folder of the official release for test1..5 / shots1..5")
-    try:
-        import datasets  # noqa: F401  (optional dependency, imported only here)
-    except ImportError:
-        raise DataError("loading CONDAQA from the Hugging Face hub needs the 'datasets' package, "
-                        "which is not installed", path=where,
-                        fix="pip install datasets, or use a local folder of the official release "
-                            "(NEGBENCH_DATA / NEGBENCH_CONDAQA)") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
-    try:
-        ds = datasets.load_dataset(dataset_id, split=_HF_SPLITS[split])
-    except Exception as exc:  # network, unknown id, … — report it as a data problem
-        raise DataError(f"could not load {dataset_id} split {_HF_SPLITS[split]} "
-                        f"({type(exc).__name__}: {exc})", path=where,
-                        fix=hub_data_fix("use a local folder of the release")) from None
+    ds = load_hub_dataset(dataset_id, _HF_SPLITS[split], what="CONDAQA",
+                          local="use a local folder of the official release "
+                                "(NEGBENCH_DATA / NEGBENCH_CONDAQA)")
     src = f"{where}/{_HF_SPLITS[split]}"
     rows = [(_parse(dict(obj), src, f"row {n}", None), src, n) for n, obj in enumerate(ds)]
     if not rows:
@@ -660,6 +648,29 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     return out
 
 
+def accuracy_parts(mode: str, records: list[dict]) -> dict:
+    """The headline ``accuracy`` per contrast group (correct, scored records), read as
+    :func:`condaqa_metrics` reads it — so its 95 % interval resamples whole groups."""
+    generation = mode in GENERATION_MODES or bool(records and "exact_match" in records[0])
+    if generation:
+        records = rescore_generation(mode, records)
+    out: dict = {}
+    for m, c in _outcomes(records, "em_paper" if generation else "acc",
+                          "keep" if generation else "exclude"):
+        k = (m["PassageID"], str(m["QuestionID"]))
+        s, n = out.get(k, (0.0, 0.0))
+        out[k] = (s + float(c), n + 1.0)
+    return out
+
+
+#: A subset keeps whole contrast groups: one question asked on the original passage and its
+#: paraphrase, scope and affirmative edits (consistency needs all four).
+STRUCTURE = Structure(unit=("PassageID", "QuestionID"), unit_name="contrast group",
+                      units_name="contrast groups")
+#: The paper's strict exact match beside negbench's lenient readings of the same outputs.
+LENIENT = (("accuracy", "accuracy_lenient"), ("accuracy", "accuracy_normalized"))
+
+
 # -- majority baseline --------------------------------------------------------------------------
 def docs_to_records(docs: Iterable[Doc]) -> list[dict]:
     """Model-free records (``doc_id``, ``gold``, ``meta``) for baselines computed from data."""
@@ -793,14 +804,16 @@ def _modes() -> dict[str, ModeSpec]:
     return {
         "generate": ModeSpec(render_generate, GENERATE,
                              "Figure 5 prompt, greedy generation until newline / ###, answer "
-                             "normalised to YES / NO / DON'T KNOW or a span, exact match"),
+                             "normalised to YES / NO / DON'T KNOW or a span, exact match",
+                             headline="accuracy"),
         "cot": ModeSpec(render_cot, COT,
                         "Figure 6 chain-of-thought: the Figure 5 prompt ending in 'Answer: Let's "
-                        "think step by step.'; the answer after 'So the answer is', exact match"),
+                        "think step by step.'; the answer after 'So the answer is', exact match",
+                        headline="accuracy"),
         "loglik": ModeSpec(render_loglik, LOGLIK,
                                    "log-likelihood of ' YES' / ' NO' / ' DON'T KNOW' after the "
                                    "Figure 5 prompt; span-answer records excluded",
-                                   include=is_label_answer),
+                                   include=is_label_answer, headline="accuracy"),
     }
 
 
@@ -813,7 +826,9 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
 
     common = dict(load=loader, modes=_modes(), default_modes=("generate",), description=description,
                   target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-                  extra_metrics=condaqa_metrics, tables=analysis.tables, language="en", source=SOURCE)
+                  extra_metrics=condaqa_metrics, tables=analysis.tables, language="en", source=SOURCE,
+                  structure=STRUCTURE, headline_parts=accuracy_parts, lenient_metrics=LENIENT,
+                  data=DATA)
     tasks = [Task(name="condaqa",
                   summary="CONDAQA test set (7,240), zero-shot, Figure 5 prompt; accuracy and "
                           "consistency (English reading comprehension about negation)",

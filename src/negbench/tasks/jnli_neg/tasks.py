@@ -243,15 +243,19 @@ def make_tasks(source: str | os.PathLike | None = None) -> tuple[Task, ...]:
         load=loader,
         modes={"generate": ModeSpec(render_generate, GENERATE,
                                     "llm-jp-eval JNLI prompt, greedy generation, first label word "
-                                    "in the output (else unparseable)"),
+                                    "in the output (else unparseable)",
+                                    headline=mp.HEADLINE),
                "loglik": ModeSpec(render_loglik, LOGLIK,
                                   "log-likelihood of entailment / contradiction / neutral after "
-                                  "'### 応答:\\n'")},
+                                  "'### 応答:\\n'",
+                                  headline=mp.HEADLINE)},
         test_split="valid", fewshot_split="train", default_modes=("loglik", "generate"),
         default_shots=(0,), default_seeds=(PROTOCOL_SEEDS[0],), protocol_shots=PROTOCOL_SHOTS,
         protocol_seeds=PROTOCOL_SEEDS, fewshot_sampler=mp.StratifiedShots(), description=description,
         target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=jnli_neg_metrics, tables=jnli_neg_tables, language="ja", source=SOURCE),)
+        extra_metrics=jnli_neg_metrics, tables=jnli_neg_tables, language="ja", source=SOURCE,
+        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, headline_proportion=False,
+        data=DATA),)
 
 
 TASKS: tuple[Task, ...] = make_tasks()

@@ -315,15 +315,19 @@ def make_tasks(source: str | os.PathLike | None = None) -> tuple[Task, ...]:
         load=loader,
         modes={"generate": ModeSpec(render_generate, GENERATE,
                                     "Figure 7 prompt, greedy generation, first number of the output "
-                                    "must be an integer 0-5 (else unparseable); the paper's setting"),
+                                    "must be an integer 0-5 (else unparseable); the paper's setting",
+                                    headline=mp.HEADLINE),
                "loglik": ModeSpec(render_loglik, LOGLIK,
                                   "log-likelihood of the labels 0..5 after '### 応答:\\n' "
-                                  "(negbench's addition)")},
+                                  "(negbench's addition)",
+                                  headline=mp.HEADLINE)},
         test_split="test", fewshot_split="train", default_modes=("generate", "loglik"),
         default_shots=(0,), default_seeds=(PROTOCOL_SEEDS[0],), protocol_shots=PAPER_SHOTS,
         protocol_seeds=PROTOCOL_SEEDS, fewshot_sampler=mp.StratifiedShots(), description=description,
         target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=jsts_neg_metrics, tables=jsts_neg_tables, language="ja", source=SOURCE),)
+        extra_metrics=jsts_neg_metrics, tables=jsts_neg_tables, language="ja", source=SOURCE,
+        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, headline_proportion=False,
+        data=DATA),)
 
 
 TASKS: tuple[Task, ...] = make_tasks()

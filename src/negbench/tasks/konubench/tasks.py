@@ -46,9 +46,9 @@ from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import by_group, mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.common.negation_errors import TYPE_LABELS, WRONG_TYPES, error_analysis, format_error_table
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl, read_text
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
 KOBEST_HF_ID = "skt/kobest_v1"
@@ -265,22 +265,9 @@ def _load_local(root: Path, split: str) -> list[Doc]:
     return make_docs(rows, str(p))
 
 
-def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str):
-    where = f"hf:{dataset_id}"
-    try:
-        import datasets  # noqa: F401  (optional dependency, imported only here)
-    except ImportError:
-        raise DataError(f"loading {what} from the Hugging Face hub needs the 'datasets' package, "
-                        "which is not installed", path=where,
-                        fix="pip install datasets, or use a local folder of the official release") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
-    try:
-        args = (dataset_id, config) if config else (dataset_id,)
-        return datasets.load_dataset(*args, split=split)
-    except Exception as exc:  # network, unknown id, … — report it as a data problem
-        raise DataError(f"could not load {dataset_id} split {split} ({type(exc).__name__}: {exc})",
-                        path=where, fix=hub_data_fix("use a local folder of the release")) from None
+def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str,
+                local: str = "use a local folder of the official release"):
+    return load_hub_dataset(dataset_id, split, config, what=what, local=local)
 
 
 def _load_hf(dataset_id: str, split: str) -> list[Doc]:
@@ -394,7 +381,9 @@ def description(mode: str = "") -> str:
 
 
 CLOZE = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc", "acc_norm"))
-SYMBOL = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc", "acc_norm"))
+SYMBOL = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",))   # letters: acc_norm = acc
+#: Subsets spread over the local-negation clause types (three-option items included).
+STRUCTURE = Structure(stratum="local_negation_type", stratum_name="local-negation clause type")
 GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=official_letter)
 
 
@@ -570,7 +559,9 @@ def _load_kobest_cached(source: str, split: str) -> tuple[Doc, ...]:
         raise DataError(f"KoBEST BoolQ {split} file not found", path=str(root),
                         fix=f"expected {split}.jsonl or {split}.json with paragraph, question, label")
     if _is_hf(source):
-        ds = _hf_dataset(_hf_id(source), split, KOBEST_CONFIG, "KoBEST BoolQ")
+        ds = _hf_dataset(_hf_id(source), split, KOBEST_CONFIG, "KoBEST BoolQ",
+                         local=f"point NEGBENCH_KOBEST_BOOLQ at a folder with {split}.jsonl "
+                               "(paragraph, question, label)")
         src = f"hf:{_hf_id(source)}/{KOBEST_CONFIG}/{split}"
         return tuple(Doc(str(i), {**_parse_boolq(dict(o), src, str(i)), "row": i}, src)
                      for i, o in enumerate(ds))
@@ -660,7 +651,7 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
                 "(cloze: acc_norm; symbol: acc); few-shot from validation",
         load=kb, modes={
             "cloze": ModeSpec(render_cloze, CLOZE, "log-likelihood of each option after "
-                              "'…\\n부정문:'; the paper reports acc_norm"),
+                              "'…\\n부정문:'; the paper reports acc_norm", headline="acc_norm"),
             "symbol": ModeSpec(render_symbol, SYMBOL, "options listed A-D in the official per-idx "
                                "order, log-likelihood of the letters; the paper reports acc"),
             "generate": ModeSpec(render_symbol, GENERATE, "symbol prompt, greedy generation until "
@@ -673,11 +664,13 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
         default_shots=(0,), default_seeds=(PAPER_SEEDS[0],), protocol_shots=PAPER_SHOTS,
         protocol_seeds=PAPER_SEEDS, fewshot_sampler="lm-eval", description=description,
         target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=konubench_metrics, tables=run_tables, language="ko", source=SOURCE)
+        extra_metrics=konubench_metrics, tables=run_tables, language="ko", source=SOURCE,
+        structure=STRUCTURE, data=DATA)
     kmmlu_common = dict(modes={"symbol": ModeSpec(render_kmmlu, SYMBOL, "'…\\nA. …\\nB. …\\n정답：', "
                                                   "log-likelihood of A / B; the paper reports acc")},
                         test_split="test", fewshot_split=None, default_modes=("symbol",),
-                        default_shots=(0,), extra_metrics=kmmlu_metrics, language="ko", source=SOURCE)
+                        default_shots=(0,), extra_metrics=kmmlu_metrics, language="ko", source=SOURCE,
+                        data=DIAG_DATA)
     # official lm_eval/kmmlu_pos_r/kmmlu_pos_r.yaml: kmmlu_pos's records, options swapped, acc only
     kmmlu_r = {**kmmlu_common, "modes": {"symbol": ModeSpec(
         render_kmmlu_r, ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",)),
@@ -696,11 +689,12 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
         Task(name="kobest-boolq-neg", summary="KoBEST BoolQ test with negated questions (1,404; "
              "§3.3 diagnostic)", load=diag("kobest-boolq-neg"), modes=boolq_mode, test_split="test",
              fewshot_split=None, default_modes=("cloze",), default_shots=(0,),
-             extra_metrics=boolq_metrics, language="ko", source=SOURCE),
+             extra_metrics=boolq_metrics, language="ko", source=SOURCE, data=DIAG_DATA),
         Task(name="kobest-boolq", summary="KoBEST BoolQ test (1,404), original questions, from the "
              f"hub ({KOBEST_HF_ID}, {KOBEST_CONFIG}) as lm-eval kobest_boolq", load=kobest,
              modes=boolq_mode, test_split="test", fewshot_split="train", default_modes=("cloze",),
-             default_shots=(0,), extra_metrics=boolq_metrics, language="ko", source=KOBEST_SOURCE),
+             default_shots=(0,), extra_metrics=boolq_metrics, language="ko", source=KOBEST_SOURCE,
+             data=KOBEST_DATA),
     )
 
 

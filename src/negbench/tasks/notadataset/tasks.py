@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Iterable
 
 from negbench.errors import DataError, TaskError
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import iter_jsonl, read_text
 from negbench.evaluation.metrics import mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, TrueFalseNextToken
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.notadataset.truth_scorer import (NEGATION_TYPES, PATTERNS, Columns, Judged, report_columns,
                                    table4_row)
 
@@ -320,20 +320,10 @@ def read_jsonl_release(path: Path) -> Release:
 
 def read_hub(dataset_id: str = HF_ID) -> Release:
     where = f"hf:{dataset_id}"
-    try:
-        import datasets
-    except ImportError:
-        raise DataError("loading from the Hugging Face hub needs the 'datasets' package", path=where,
-                        fix="pip install datasets, or use the raw release zip") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
     rows = []
     for split, hub_split in (("train", "train"), ("dev", "validation"), ("test", "test")):
-        try:
-            ds = datasets.load_dataset(dataset_id, split=hub_split)
-        except Exception as exc:  # network, unknown id …: a data problem for the user
-            raise DataError(f"could not load {dataset_id} {hub_split} ({type(exc).__name__}: {exc})",
-                            path=where, fix=hub_data_fix("use the raw release zip")) from None
+        ds = load_hub_dataset(dataset_id, hub_split, what="This is not a Dataset",
+                              local="use the raw release zip")
         rows += [(split, parse_hub_record(dict(o), f"{where}/{hub_split}", f"record {i}"))
                  for i, o in enumerate(ds)]
     return _collect(rows, where)
@@ -406,27 +396,22 @@ def block_split(release: Release, seed: int = 0) -> dict[str, str]:
     return out
 
 
-def stratified_blocks(release: Release, keys: list[str], n_sentences: int, seed: int = 0,
-                      min_blocks: int = 5) -> list[str]:
-    """Whole blocks, stratified by pattern: each pattern gets at least its share of
-    ``n_sentences`` (proportional to its sentences among ``keys``) and at least ``min_blocks``
-    blocks (or all it has), drawn in a seeded random order; the result is in release order."""
-    by_pat: dict[int, list[str]] = {}
-    for k in keys:
-        by_pat.setdefault(release.blocks[k].pattern_id, []).append(k)
-    total = sum(release.blocks[k].size for k in keys)
-    chosen: set[str] = set()
-    for pid in sorted(by_pat):
-        ks = sorted(by_pat[pid])
-        random.Random(f"notadataset-sample-{seed}-{pid}").shuffle(ks)
-        share = n_sentences * sum(release.blocks[k].size for k in ks) / total
-        got = 0
-        for i, k in enumerate(ks):
-            if got >= share and i >= min(min_blocks, len(ks)):
-                break
-            chosen.add(k)
-            got += release.blocks[k].size
-    return [k for k in keys if k in chosen]
+#: A subset keeps whole blocks (coherence is judged per block) and spreads over the patterns.
+STRUCTURE = Structure(unit=("block",), stratum="pattern_id", unit_name="block", units_name="blocks",
+                      stratum_name="pattern")
+
+
+def _block_units(release: Release, keys: list[str]) -> list[tuple[int, int]]:
+    return [(release.blocks[k].pattern_id, release.blocks[k].size) for k in keys]
+
+
+def stratified_blocks(release: Release, keys: list[str], n_sentences: int, seed: int = 0) -> list[str]:
+    """About ``n_sentences`` sentences in whole blocks, spread over the patterns in proportion to
+    their sentences, each pattern's blocks in a seeded random order — the rule of every
+    ``--sample`` (:func:`negbench.evaluation.subsets.allocate`, the same draw as ``--sample N
+    --seed S`` on the whole set); the result is in release order."""
+    from negbench.evaluation.subsets import allocate
+    return [keys[i] for i in allocate(_block_units(release, keys), n_sentences, seed)]
 
 
 TYPE_NAMES = ("affirmation", "negation") + NEGATION_TYPES
@@ -457,9 +442,10 @@ class Selection:
         from dataclasses import replace
         return self if self.source else replace(self, source=default_source())
 
-    def sentences(self, split: str | None = None) -> list[Sentence]:
+    def blocks(self, split: str | None = None) -> list[str]:
+        """The blocks of ``split`` (default: the selection's) and patterns, before sampling."""
         if not self.source:
-            return self.resolved().sentences(split)
+            return self.resolved().blocks(split)
         split = split or self.split
         rel = load_release(self.source)
         keys = list(rel.blocks)
@@ -468,6 +454,13 @@ class Selection:
             keys = [k for k in keys if sp[k] == split]
         if self.patterns:
             keys = [k for k in keys if rel.blocks[k].pattern_id in self.patterns]
+        return keys
+
+    def sentences(self, split: str | None = None) -> list[Sentence]:
+        if not self.source:
+            return self.resolved().sentences(split)
+        rel = load_release(self.source)
+        keys = self.blocks(split)
         if self.sample:
             keys = stratified_blocks(rel, keys, self.sample, self.seed)
         keep = set(keys)
@@ -475,6 +468,26 @@ class Selection:
         if self.types:
             out = [s for s in out if matches_types(s, self.types)]
         return out
+
+    def subset(self, split: str | None = None):
+        """How ``sample=`` chose the sentences (an :class:`negbench.evaluation.subsets.Selection`),
+        or None without a sample."""
+        if not self.sample:
+            return None
+        if not self.source:
+            return self.resolved().subset(split)
+        from negbench.evaluation.subsets import allocate, describe
+        rel = load_release(self.source)
+        keys = self.blocks(split)
+        units = _block_units(rel, keys)
+        if self.types:                 # sizes as evaluated: the sentences of the chosen types
+            per: dict[str, int] = {}
+            for s in rel.sentences:
+                if matches_types(s, self.types):
+                    per[s.block] = per.get(s.block, 0) + 1
+            units = [(p, per.get(k, 0)) for k, (p, _) in zip(keys, units)]
+        chosen = allocate(_block_units(rel, keys), self.sample, self.seed)
+        return describe(STRUCTURE, "sample", self.sample, self.seed, units, chosen)
 
 
 def parse_selection(options: dict[str, str]) -> Selection:
@@ -673,6 +686,9 @@ def metrics(mode: str, records: Iterable[dict]) -> dict:
         "acc_affirmation": _frac(rep, "all_affirmations"), "acc_negation": _frac(rep, "all_negations"),
         "blocks_complete": rep["blocks"]["complete"], "blocks_partial": rep["blocks"]["partial"],
     }
+    if not rep["blocks"]["complete"]:      # no whole block: coherence is undefined, not 0
+        for k in ("coherence_all", "coherence_wo_distractor", "coherence_w_distractor"):
+            out[k] = float("nan")
     na = rep.get("Negation_analysis", {})
     for t in NEGATION_TYPES:
         out[f"acc_{t}"] = _frac(na, f"{t}_all")
@@ -819,7 +835,8 @@ def make_task(options: dict[str, str]) -> Task:
         default_modes=("next_token",), extra_metrics=metrics, stream_metrics=True, tables=tables,
         source=f"{sel.source or '$NEGBENCH_NOTADATASET / ../shared/data/not-a-dataset'} "
                "(This is not a Dataset, Apache-2.0)",
-        chat=chat,
+        chat=chat, structure=STRUCTURE, data=DATA,
+        own_subset=lambda split: sel.subset(sel.split if split == "eval" else split),
     )
 
 

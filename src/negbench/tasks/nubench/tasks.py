@@ -53,9 +53,9 @@ from typing import Any, Iterable, Sequence
 from negbench.errors import DataError, TaskError
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.common.negation_errors import error_analysis, format_error_table
-from negbench.tasks.data_source import DataSource
+from negbench.tasks.data_source import DataSource, hub_config_names, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl, read_text
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-NUBench"
 SOURCE = ("Thunder-NUBench, So et al. (Findings of EACL 2026; arXiv 2506.14397); "
@@ -386,40 +386,23 @@ def _config_candidates(split: str, names: Sequence[str]) -> list[str]:
 
 def _load_hf(dataset_id: str, split: str) -> list[Doc]:
     where = f"hf:{dataset_id}"
-    try:
-        import datasets  # noqa: F401  (optional dependency, imported only here)
-    except ImportError:
-        raise DataError("loading Thunder-NUBench from the Hugging Face hub needs the 'datasets' "
-                        "package, which is not installed", path=where,
-                        fix="pip install datasets, or use a local folder of the release "
-                            "(NEGBENCH_DATA / NEGBENCH_NUBENCH)") from None
-    from negbench.backends.sources import hub_data_fix, offline_when_unreachable
-    offline_when_unreachable()              # unreachable: the cache only, no retries
     config = HF_CONFIGS[split]
-    tried = [config]
+    local = "use a local folder of the release (NEGBENCH_DATA / NEGBENCH_NUBENCH)"
     try:
-        ds = datasets.load_dataset(dataset_id, config, split=split)
-    except Exception as exc:  # network, unknown id or configuration, ...
-        first = f"{type(exc).__name__}: {exc}"
+        ds = load_hub_dataset(dataset_id, split, config, what="Thunder-NUBench", local=local)
+    except DataError as first:           # the configuration may be named otherwise
         ds = None
-        try:
-            names = list(datasets.get_dataset_config_names(dataset_id))
-        except Exception:
-            names = []
-        for alt in _config_candidates(split, names):
-            if alt in tried:
+        for alt in _config_candidates(split, hub_config_names(dataset_id)):
+            if alt == config:
                 continue
-            tried.append(alt)
             try:
-                ds = datasets.load_dataset(dataset_id, alt, split=split)
+                ds = load_hub_dataset(dataset_id, split, alt, what="Thunder-NUBench", local=local)
                 config = alt
                 break
-            except Exception:
+            except DataError:
                 continue
         if ds is None:
-            raise DataError(f"could not load {dataset_id} ({'/'.join(tried)}) split {split} "
-                            f"({first})", path=where,
-                            fix=hub_data_fix("use a local folder of the release")) from None
+            raise first
     src = f"{where}/{config}/{split}"
     objs = [dict(o) for o in ds]
     if not objs:
@@ -566,7 +549,9 @@ class OptionGeneration(Generation):
 COMPLETION = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
 OPTION = OptionGeneration(stop=STOP, max_tokens=MAX_TOKENS, extract=option_answer,
                           normalize=em_normalize)
-LETTER = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
+LETTER = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",))   # letters: acc_norm = acc
+#: Subsets spread over the local-negation categories (``choice2_type``, non-applicable included).
+STRUCTURE = Structure(stratum="choice2_type", stratum_name="local-negation category")
 
 
 # -- error analysis --------------------------------------------------------------------------------
@@ -685,7 +670,8 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
                  protocol_shots=PROTOCOL_SHOTS, protocol_seeds=PROTOCOL_SEEDS,
                  fewshot_sampler="lm-eval", target_delimiter=TARGET_DELIMITER,
                  fewshot_delimiter=FEWSHOT_DELIMITER, extra_metrics=nubench_metrics,
-                 tables=error_tables, language="en", source=SOURCE)
+                 tables=error_tables, language="en", source=SOURCE, structure=STRUCTURE,
+                 data=DATA)
             for style in STYLES]
 
 

@@ -44,7 +44,7 @@ from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource
 from negbench.tasks.records import read_text
 from negbench.core.requests import GenerationRequest, GenerationResponse, Request
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 NLI_NAME = "scone-nli"
 NLG_NAME = "scone-nlg"
@@ -364,6 +364,28 @@ def nli_metrics(mode: str, records: list[dict]) -> dict:
     return out
 
 
+def accuracy_parts(mode: str, records: list[dict]) -> dict:
+    """The headline ``accuracy`` per record (its correctness field), for its 95 % interval."""
+    f = correct_field(records)
+    return {("doc", str(r["doc_id"])): (float(r[f]), 1.0) for r in records}
+
+
+def triplet_parts(mode: str, records: list[dict]) -> dict:
+    """The NLG ``accuracy`` per triplet (sum, rows): triplets are resampled whole."""
+    out: dict = {}
+    for r in records:
+        k = r["meta"]["triplet"]
+        s, c = out.get(k, (0.0, 0.0))
+        out[k] = (s + float(r["acc"]), c + 1.0)
+    return out
+
+
+#: Subsets spread over the six conditions (``--limit 12``: two records of each).
+NLI_STRUCTURE = Structure(stratum="split", stratum_name="condition")
+#: A subset keeps whole triplets (their three prompt types).
+NLG_STRUCTURE = Structure(unit=("triplet",), unit_name="triplet", units_name="triplets")
+
+
 def _predicted(r: dict) -> str | None:
     if "answer" in r:
         return r["answer"]
@@ -478,6 +500,8 @@ def nli_modes() -> dict[str, ModeSpec]:
                                        f"the paper's few-shot {name} prompt (use --shots 4)")
     modes["reasoning"] = ModeSpec(render_reasoning, GENERATE,
                                   "the paper's chain-of-thought reasoning prompt (zero-shot)")
+    for spec in modes.values():          # the paper's number: accuracy over the records
+        spec.headline = "accuracy"
     return modes
 
 
@@ -501,7 +525,8 @@ def make_nli(options: dict[str, str] | None = None, root: str | Path | None = No
         modes=nli_modes(), test_split="test", fewshot_split="train",
         default_modes=("cloze",), default_shots=(0,), protocol_shots=(0, 4),
         fewshot_sampler=paired_sampler, target_delimiter=" ", fewshot_delimiter="\n\n",
-        extra_metrics=nli_metrics, tables=nli_table, language="en", source=SOURCE)
+        extra_metrics=nli_metrics, tables=nli_table, language="en", source=SOURCE,
+        structure=NLI_STRUCTURE, headline_parts=accuracy_parts, data=DATA)
 
 
 def make_nlg(root: str | Path | None = None) -> Task:
@@ -515,12 +540,14 @@ def make_nlg(root: str | Path | None = None) -> Task:
         load=load, modes={
             "loglik": ModeSpec(render_nlg, ChoiceLoglikelihood(),
                                "log-likelihood of the gold outcome vs the triplet's other outcome "
-                               "(our automatic proxy)"),
+                               "(our automatic proxy)", headline="accuracy"),
             "generate": ModeSpec(render_nlg, CompletionMatch(),
-                                 "greedy completion; gold outcome found in it (our strict proxy)"),
+                                 "greedy completion; gold outcome found in it (our strict proxy)",
+                                 headline="accuracy"),
         },
         test_split="test", fewshot_split=None, default_modes=("loglik",),
-        extra_metrics=nlg_metrics, tables=nlg_table, language="en", source=SOURCE)
+        extra_metrics=nlg_metrics, tables=nlg_table, language="en", source=SOURCE,
+        structure=NLG_STRUCTURE, headline_parts=triplet_parts, data=DATA)
 
 
 def make_task(options: dict[str, str]) -> Task:
