@@ -11,7 +11,6 @@
 * :mod:`negbench.profile.phenomena` — the negation phenomena across benchmarks;
 * :mod:`negbench.profile.compare` — several profiles compared (``negbench profile compare``);
 * :mod:`negbench.profile.reported` — the results the five papers report, and which compare;
-* :mod:`negbench.profile.headline` — each benchmark's tasks and headline metric;
 * :mod:`negbench.profile.baselines` — chance and majority floors computed from the data;
 * :mod:`negbench.profile.lm_eval_layout` — results in lm-evaluation-harness's layout;
 * :mod:`negbench.profile.model_card` — a Markdown snippet for a model card.

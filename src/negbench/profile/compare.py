@@ -284,10 +284,12 @@ def write_comparison(pc: ProfileComparison, out: str | Path, *, title: str | Non
     save(plots, out / "plots")
     runs = [v.run for v in pc.views]
     notes = moved_lines(pc)
+    from negbench.report.headlines import run_warnings, warning_text
+    banner = [warning_text(w) for w in run_warnings(runs)]
     atomic_write_text(out / "compare.html", render(
         title=title, runs=[r.summary() for r in runs], tables=tables, plots=plots,
         comparisons=pc.comparisons, samples=sample_views(runs, pc.comparisons),
-        warnings=pc.warnings, notes=notes, lead_plots=plots[:1]))
+        warnings=pc.warnings, notes=notes, banner=banner, lead_plots=plots[:1]))
     md = [f"# {title}", ""] + [f"{n}\n" for n in notes]
     for p in plots[:1]:
         md += [f"![{p.title}]({p.files[-1]})", ""]

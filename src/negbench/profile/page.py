@@ -114,39 +114,34 @@ class HeadlineRow:
 
 # -- headline ---------------------------------------------------------------------------------------
 def _headline_metric(task: str, mode: str) -> str:
-    from negbench.profile.headline import headline_metric
-    return headline_metric(task, mode)
+    """The metric the benchmark's paper reports for the task and mode (declared by the task)."""
+    from negbench.tasks import get_task
+    return get_task(task).headline(mode)
 
 
-def _ci(run: Run, units: Sequence[UnitResult], metric: str, value: float) -> tuple[float, float] | None:
-    """The 95 % interval of a headline value (a fraction): the run's own (``*_ci95``) where it
-    has one, else a Wilson interval over the items (proportions of independent items)."""
-    u0 = units[0]
-    saved = u0.metrics.get(f"{metric}_ci95")
-    if isinstance(saved, (list, tuple)) and len(saved) == 2 and all(finite(x) for x in saved):
-        return float(saved[0]), float(saved[1])
-    if signed(metric):
-        return None
-    from negbench.profile.model_card import interval
-    return interval(u0.metrics, metric, value)
+def _group_headline(run: Run, units: Sequence[UnitResult], metric: str) -> dict:
+    """The run's own headline of the units' group (``results.json`` ``groups[g]["headline"]``:
+    mean, SD over seeds, 95 % CI, n), when it is of ``metric``."""
+    g = (run.results.get("groups") or {}).get(units[0].group) or {}
+    head = g.get("headline") or {}
+    return head if head.get("metric") == metric else {}
 
 
-def _subset(run: Run, units: Sequence[UnitResult], tasks: Sequence[str]) -> tuple[int | None, str]:
-    """(the test set's size, how the items were chosen) from the run's results."""
-    raw = (run.results.get("units") or {}).get(units[0].name) or {}
-    sub = raw.get("subset") if isinstance(raw, dict) else None
-    full = 0
-    evaluated = 0
-    for t in tasks:
-        ds = (run.results.get("datasets") or {}).get(t) or {}
-        splits = [v for v in ds.values() if isinstance(v, dict) and "n" in v]
-        if splits:
-            test = max(splits, key=lambda v: v.get("evaluated") or 0)
-            full += int(test.get("n") or 0)
-            evaluated += int(test.get("evaluated") or test.get("n") or 0)
-    if isinstance(sub, dict):
-        return sub.get("full") or full or None, (sub.get("rule") or sub.get("how") or "") if sub.get("subset") else ""
-    return full or None, (f"the first {evaluated} of {full}" if full and evaluated < full else "")
+def _subset(run: Run, units: Sequence[UnitResult], tasks: Sequence[str]) -> tuple[int, int | None, str]:
+    """(items evaluated, the test set's size, how they were chosen — "" for all of them) from the
+    runs' ``units[u]["subset"]``, summed over pooled tasks (one seed's units)."""
+    n, full, rules = 0, 0, []
+    seed = units[0].seed
+    for u in units:
+        if u.seed != seed:
+            continue
+        raw = (run.results.get("units") or {}).get(u.name) or {}
+        sub = raw.get("subset") or {}
+        n += int(sub.get("n") or u.metrics.get("n") or 0)
+        full += int(sub.get("full") or 0)
+        if sub.get("subset"):
+            rules.append(str(sub.get("rule") or sub.get("how") or "a subset"))
+    return n, full or None, "; ".join(dict.fromkeys(rules))
 
 
 def _evaluated_docs(run: Run, task: str, units: Sequence[UnitResult]):
@@ -229,11 +224,13 @@ def headline_rows(run: Run, manifest: Mapping[str, Any]) -> list[HeadlineRow]:
 
 def _row(run: Run, b: Mapping[str, Any], tasks: list[str], task: str, mode: str, shots: int,
          units: list[UnitResult]) -> HeadlineRow | None:
+    """One headline row: the value recomputed from the samples through its cell reference (the
+    mean of the per-sample field, or the task's metric over the unit's records), the 95 % CI the
+    run saved for the group (a pooled row: none, the SD over its tasks instead)."""
     from negbench.errors import NegbenchError
-    from negbench.report.load import get_path
     try:
         metric = _headline_metric(tasks[0], mode)
-    except NegbenchError:
+    except NegbenchError:                              # a task negbench cannot load any more
         metric = primary_metric(tasks[0], mode, units[0].metrics) or "acc"
     label = task if task != "*" else f"{tasks[0]}..{tasks[-1].rsplit('split', 1)[-1]}"
     pooled = task == "*"
@@ -241,35 +238,21 @@ def _row(run: Run, b: Mapping[str, Any], tasks: list[str], task: str, mode: str,
     per_item = bool(recs) and metric in recs[0]
     ref = Ref(run.index, [u.name for u in units], "mean" if per_item else "metric", metric, {}, None,
               100.0, "task" if pooled else "unit")
-    value, sd = resolve_ref(run, ref) if per_item else _saved(run, units, metric, pooled)
-    vals = [get_path(u.metrics, metric) for u in units]
-    if not any(finite(v) for v in vals) and not finite(value):
+    value, sd = resolve_ref(run, ref)
+    if not finite(value):
         return None
-    full, subset = _subset(run, units, tasks)
-    n = sum(int(u.metrics.get("n", 0)) for u in units if u.seed == units[0].seed)
+    n, full, subset = _subset(run, units, tasks)
     ci = None
-    if finite(value) and not pooled:
-        c = _ci(run, units, metric, value / 100)
-        ci = (100 * c[0], 100 * c[1]) if c else None
+    head = {} if pooled else _group_headline(run, units, metric)
+    if head.get("ci95") and all(finite(x) for x in head["ci95"]):
+        ci = (100 * float(head["ci95"][0]), 100 * float(head["ci95"][1]))
     seeds = sorted({u.seed for u in units if u.seed is not None})
     row = HeadlineRow(b["key"], b["title"], label, tasks, mode, shots, metric,
-                      [u.name for u in units], value if finite(value) else None, ci, n, full, subset,
+                      [u.name for u in units], value, ci, n, full, subset,
                       seeds, sd if len(seeds) > 1 or pooled else None, ref=ref)
     _baselines(run, row, units)
     _papers(row, run, units)
     return row
-
-
-def _saved(run: Run, units: Sequence[UnitResult], metric: str, pooled: bool) -> tuple[float, float | None]:
-    """A group metric's value (percent) from the saved metrics, mean over seeds (over tasks when
-    pooled), and its SD."""
-    from negbench.report.tables import make_cell
-    from negbench.report.load import get_path
-    c = make_cell(run, units, lambda m: get_path(m, metric), scale=100.0,
-                  replicate="task" if pooled else "unit")
-    if c is None or not c.is_number():
-        return float("nan"), None
-    return float(c.value), c.sd  # type: ignore[arg-type]
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -571,7 +554,9 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
     plots = [p for p in (glance_plot([(label, v.rows)]), phenomena_plot([(label, v.phen)])) if p]
     title = f"Negation profile of {label} ({manifest.get('preset')} preset)"
     notes = intro_notes(manifest, v.rows)
-    warnings = [str(w.get("message") if isinstance(w, dict) else w) for w in v.run.results.get("warnings") or []]
+    from negbench.report.headlines import run_warnings, warning_text
+    saved = run_warnings([v.run])                      # what the runs found: a banner above all
+    banner = [warning_text(w) for w in saved]
     if "plots" in formats and plots:
         from negbench.report.plots import save
         save(plots, folder / "plots")
@@ -581,17 +566,17 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
         from negbench.report.html import render
         atomic_write_text(folder / "profile.html", render(
             title=title, runs=[v.run.summary()], tables=tables, plots=plots, comparisons=[],
-            samples=sample_views([v.run]), warnings=warnings, notes=notes, lead_plots=plots[:1]))
+            samples=sample_views([v.run]), notes=notes, banner=banner, lead_plots=plots[:1]))
         files["html"] = "profile.html"
     if "md" in formats:
-        atomic_write_text(folder / "profile.md", markdown(title, notes, tables, plots, warnings))
+        atomic_write_text(folder / "profile.md", markdown(title, notes, tables, plots, banner))
         files["md"] = "profile.md"
     files.update(write_interop(folder, v.run))
     if "plots" not in formats:
         from negbench.report.plots import close
         close(plots)
     manifest.update(headline=[r.to_dict() for r in v.rows], phenomena=[p.to_dict() for p in v.phen],
-                    not_run=v.missing, files=files, page_written=now())
+                    not_run=v.missing, run_warnings=saved, files=files, page_written=now())
     if "json" in formats:
         files["json"] = "profile.json"
     write_manifest(folder, manifest)
@@ -615,6 +600,8 @@ def intro_notes(manifest: Mapping[str, Any], rows: Sequence[HeadlineRow]) -> lis
 def markdown(title: str, notes: Sequence[str], tables: Sequence[Table], plots: Sequence[Plot],
              warnings: Sequence[str]) -> str:
     parts = [f"# {title}", ""] + [f"{n}\n" for n in notes]
+    if warnings:
+        parts += [f"## ⚠ Warnings ({len(warnings)})", ""] + [f"- **{w}**" for w in warnings] + [""]
     for p in plots[:1]:
         if p.files:
             parts += [f"![{p.title}]({p.files[-1]})", ""]
@@ -623,7 +610,6 @@ def markdown(title: str, notes: Sequence[str], tables: Sequence[Table], plots: S
     for p in plots[1:]:
         if p.files:
             parts += [f"![{p.title}]({p.files[-1]})", ""]
-    parts += [f"*warning: {w}*\n" for w in warnings]
     return "\n".join(parts)
 
 
