@@ -357,3 +357,23 @@ def test_quick_preset_on_smollm2(tmp_path, monkeypatch):
     conds = {p["condition"]["label"] for p in prof.phenomena if p["benchmark"] == "scone-nli"}
     from negbench.tasks.scone.tasks import CONDITIONS
     assert conds == {c.replace("_", " ") for c in CONDITIONS if c != "no_negation"}
+
+
+def test_a_part_of_several_tasks_gives_each_task_its_own_modes():
+    """KoNUBench's diagnostics: KMMLU has only 'symbol', BoolQ only 'cloze' — the part asks each
+    task for the modes it has (a task/mode pair that does not exist is an error in a run)."""
+    from negbench.evaluation.runner import task_modes
+    from negbench.profile.presets import BY_KEY
+    from negbench.profile.runner import task_mode_specs
+    from negbench.tasks import get_task
+    part = BY_KEY["konubench-diagnostics"].quick[0]
+    specs = task_mode_specs(list(part.tasks), part.modes)
+    assert specs == ["kmmlu-neg:symbol", "kmmlu-pos:symbol", "kobest-boolq-neg:cloze",
+                     "kobest-boolq:cloze"]
+    tasks = [get_task(t) for t in part.tasks]
+    assert task_modes(list(part.tasks), tasks, specs) == {
+        "kmmlu-neg": ["symbol"], "kmmlu-pos": ["symbol"], "kobest-boolq-neg": ["cloze"],
+        "kobest-boolq": ["cloze"]}
+    assert task_mode_specs(["kmmlu-neg", "kobest-boolq-neg"], part.modes) == [
+        "kmmlu-neg:symbol", "kobest-boolq-neg:cloze"]            # a task without data left out
+    assert task_mode_specs(["nubench"], ("completion",)) == ["completion"]

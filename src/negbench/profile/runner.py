@@ -113,6 +113,15 @@ def identity(model: str, backend: Mapping[str, Any], preset: str, modes: Mapping
             "limit": limit}
 
 
+def task_mode_specs(tasks: Sequence[str], modes: Sequence[str]) -> list[str]:
+    """The part's modes as ``Session.evaluate`` takes them: each task with the modes it has
+    (``task:mode+mode``; a task/mode pair that does not exist is an error there)."""
+    from negbench.tasks import get_task
+    if len(tasks) == 1:
+        return list(modes)
+    return [f"{t}:" + "+".join(m for m in modes if m in get_task(t).modes) for t in tasks]
+
+
 def _kinds(part: PartPlan) -> set[str]:
     from negbench.tasks import get_task
     kinds = set()
@@ -323,7 +332,7 @@ def _run_parts(session, folder: Path, manifest: dict, plans: Sequence[PartPlan],
             kw: dict[str, Any] = {}
             if pl.part.sample is not None:
                 kw.update(sample=pl.part.sample, sample_seed=pl.part.sample_seed)
-            session.evaluate(pl.tasks, modes=list(pl.part.modes),
+            session.evaluate(pl.tasks, modes=task_mode_specs(pl.tasks, pl.part.modes),
                              shots=None if pl.part.shots is None else list(pl.part.shots),
                              seeds=None if pl.part.seeds is None else list(pl.part.seeds),
                              protocol=pl.part.protocol, limit=limit, output=folder / entry["run"],
