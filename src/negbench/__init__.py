@@ -5,6 +5,7 @@ The Python API (``docs/python_api.md``)::
     import negbench
     res = negbench.evaluate(model="smollm2-135m-instruct", tasks=["negation-mini"], shots=[0])
     res.groups["negation-mini.cloze.0shot"].mean("acc")
+    prof = negbench.profile("gemma3-270m", preset="quick")   # every negation benchmark, one page
 
     with negbench.Session("gemma3-270m") as s:          # one loaded model, several evaluations
         a = s.evaluate(["konubench"], modes=["cloze"], limit=100)
@@ -26,6 +27,7 @@ _API = {
     "Results": "negbench.evaluation.results",
     "ModelSpec": "negbench.backends.spec",
     "NegbenchError": "negbench.errors",
+    "profile": "negbench.profile",
 }
 
 if TYPE_CHECKING:
@@ -33,12 +35,14 @@ if TYPE_CHECKING:
     from negbench.errors import NegbenchError
     from negbench.evaluation.results import Results
     from negbench.evaluation.session import Session, evaluate, open_model
+    from negbench import profile
 
 
 def __getattr__(name: str) -> Any:
     if name in _API:
         import importlib
-        value = getattr(importlib.import_module(_API[name]), name)
+        module = importlib.import_module(_API[name])
+        value = module if module.__name__ == f"negbench.{name}" else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'negbench' has no attribute {name!r}")
@@ -49,4 +53,4 @@ def __dir__() -> list[str]:
 
 
 __all__ = ["__version__", "evaluate", "open_model", "Session", "Results", "ModelSpec",
-           "NegbenchError"]
+           "NegbenchError", "profile"]

@@ -13,7 +13,8 @@ import pytest
 
 from negbench.profile.lm_eval_layout import (dumps, flat_metrics, higher_is_better, results_filename,
                                              sanitize_model_name, to_lm_eval, write_lm_eval)
-from negbench.profile.model_card import card_rows, model_card_markdown, wilson
+from negbench.evaluation.intervals import wilson
+from negbench.profile.model_card import card_rows, model_card_markdown
 
 lm_utils = pytest.importorskip("lm_eval.utils")
 

@@ -20,14 +20,14 @@ EPILOG = """examples:
 
 def build_parser() -> argparse.ArgumentParser:
     from negbench.cli import (analyze, build, experiment, export, human_eval, lm_eval, models,
-                              report, rescore, run, show, tasks, train)
+                              profile, report, rescore, run, show, tasks, train)
     p = argparse.ArgumentParser(prog="negbench", description="Measure, explain and improve how "
                                 "language models understand negation.", epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"negbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for command in (tasks, models, run, show, rescore, export, human_eval, report, build,
-                    analyze, train, experiment, lm_eval):
+                    analyze, train, experiment, lm_eval, profile):
         command.add_parser(sub)
     return p
 

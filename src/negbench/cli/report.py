@@ -58,7 +58,8 @@ def add_parser(sub) -> None:
                        "model is loaded.", epilog=REPORT_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("runs", nargs="+", metavar="RUN", help="run folders (written by 'negbench run'), "
-                   "or experiment folders (negbench experiment: the matrix and its heatmap)")
+                   "experiment folders (negbench experiment: the matrix and its heatmap), or "
+                   "profile folders (negbench profile: its page; several: their comparison)")
     r.add_argument("--out", "-o", default=None,
                    help="report folder (default: RUN/report for one run, ./negbench-report for several or "
                         "when RUN is read-only); the run folders are only read")
@@ -146,6 +147,9 @@ def default_out(runs: list[str]) -> Path:
 
 
 def run_report(args) -> int:
+    from negbench.profile.folder import is_profile
+    if any(is_profile(r) for r in args.runs):          # negation profiles: their own page
+        return report_profiles(args)
     from negbench.report.build import FORMATS, build, write
     from negbench.report.matrix import experiment_title, with_experiments
     formats = list(args.formats or FORMATS)
@@ -170,6 +174,31 @@ def run_report(args) -> int:
         print(f"csv: {out / 'csv'}/")
     if "plots" in files:
         print(f"plots: {out / 'plots'}/")
+    return 0
+
+
+def report_profiles(args) -> int:
+    """``negbench report PROFILE``: the profile's page written again (no model); several
+    profiles: their comparison (``negbench profile compare``) into ``--out``."""
+    from negbench.profile.folder import is_profile
+    others = [r for r in args.runs if not is_profile(r)]
+    if others:
+        raise OutputError(f"{others[0]} is a run folder and the others are profiles",
+                          where="RUN", fix="report run folders and profile folders separately")
+    if len(args.runs) == 1:
+        from negbench.profile.page import write_profile_page
+        files = write_profile_page(args.runs[0])
+        for k in ("html", "md", "json", "model_card", "lm_eval"):
+            if k in files:
+                print(f"{k}: {Path(args.runs[0]) / files[k]}")
+        return 0
+    from negbench.profile.compare import compare_profiles, summary_text, write_comparison
+    pc = compare_profiles(args.runs, labels=args.label, **bootstrap_options(args),
+                          alpha=args.alpha, force=args.force)
+    print(summary_text(pc))
+    out = Path(args.out) if args.out else Path("negbench-report")
+    for k, v in write_comparison(pc, out).items():
+        print(f"{k}: {out / v}")
     return 0
 
 

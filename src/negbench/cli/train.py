@@ -18,7 +18,8 @@ EPILOG = """examples:
   negbench train --recipe nubench-simple --model M --out D --data my_pairs.jsonl --no-eval
 
 The adapter is written to OUT/adapter (with negbench_train.json), the evaluation runs to
-OUT/eval/base and OUT/eval/adapter, the comparison to OUT/compare.md. A killed training resumes
+OUT/eval/base and OUT/eval/adapter, the comparison to OUT/compare.md; with --profile the
+negation profiles of both to OUT/profile/ (base, adapter, compare). A killed training resumes
 from its last checkpoint when the same command is run again.
 """
 
@@ -79,6 +80,14 @@ def add_parser(subparsers) -> None:
                    help="folder of local lm-eval task YAMLs for --general-tasks")
     t.add_argument("--general-limit", type=whole_number(1), default=None,
                    help="--general-tasks: only the first N documents of each task")
+    t.add_argument("--profile", nargs="?", const="quick", default=None, metavar="PRESET",
+                   help="after training, write the negation profile of the base model and of the "
+                        "adapter and compare them (OUT/profile/base, OUT/profile/adapter, "
+                        "OUT/profile/compare): every negation benchmark with data, not only the "
+                        "recipe's (default preset when given: quick, about ten minutes per "
+                        "profile for SmolLM2 on 2 CPU cores; off by default: docs/profile.md)")
+    t.add_argument("--profile-benchmarks", default=None, metavar="NAME,…",
+                   help="--profile: only these benchmarks (e.g. the recipe's, to keep it short)")
 
     r = subparsers.add_parser("recipes", help="list the fine-tuning recipes and every setting",
                               description="The papers' LoRA recipes: name, source, and every "
@@ -124,11 +133,14 @@ def cmd_train(args) -> int:
                             data=args.data, max_steps=args.max_steps, eval_limit=args.eval_limit)
     model = args.model or (MULTILINGUAL_DEFAULT if recipe.language != "en" else DEFAULT_MODEL)
     general = _general_tasks(args)                    # checked before any training
+    profile = _profile_options(args)
     from negbench.train.trainer import train
     adapter = train(recipe, model, args.out, eval=not args.no_eval, overwrite=args.overwrite,
                     restart=args.restart, device=args.device, threads=args.threads,
                     cache=args.cache, progress=not args.quiet, report_to=args.report_to)
     print(f"adapter: {adapter}")
+    if profile:
+        _profiles(args, model, str(adapter), *profile)
     if general:
         from pathlib import Path
         from negbench.integrations.lm_eval import general_eval
@@ -141,6 +153,39 @@ def cmd_train(args) -> int:
                          limit=args.general_limit, progress=not args.quiet)
             print(f"lm-eval results: {out}")
     return 0
+
+
+def _profile_options(args) -> tuple[str, list[str] | None] | None:
+    """--profile and --profile-benchmarks, checked (preset and benchmark names) before training."""
+    if args.profile is None:
+        if args.profile_benchmarks:
+            from negbench.errors import OptionError
+            raise OptionError("--profile-benchmarks goes with --profile", where="negbench train",
+                              fix="add --profile (quick preset) or --profile paper")
+        return None
+    from negbench.profile.presets import select
+    names = [b.strip() for b in args.profile_benchmarks.split(",") if b.strip()] \
+        if args.profile_benchmarks else None
+    select(args.profile, names)
+    return args.profile, names
+
+
+def _profiles(args, model: str, adapter: str, preset: str, benchmarks: list[str] | None) -> None:
+    """The negation profiles of the base model and of the adapter, and their comparison."""
+    from pathlib import Path
+    from negbench.profile.compare import compare_profiles, summary_text, write_comparison
+    from negbench.profile.runner import profile
+    out = Path(args.out) / "profile"
+    opts = dict(preset=preset, benchmarks=benchmarks, device=args.device, threads=args.threads,
+                cache=args.cache or True, progress=not args.quiet, overwrite=args.overwrite)
+    folders = []
+    for name, adp in (("base", None), ("adapter", adapter)):
+        print(f"negation profile of the {name} model ({preset} preset):")
+        folders.append(profile(model, out=out / name, adapter=adp, **opts).folder)
+    pc = compare_profiles(folders, labels=["base", "adapter"])
+    print(summary_text(pc))
+    files = write_comparison(pc, out / "compare")
+    print(f"profiles: {folders[0]} {folders[1]}\ncomparison: {out / 'compare' / files['html']}")
 
 
 def _general_tasks(args) -> list[str] | None:

@@ -17,7 +17,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from negbench.profile.headline import headline_metric
 
 if TYPE_CHECKING:
     from negbench.tasks.base import Doc
@@ -128,4 +127,6 @@ def baseline(task: str, mode: str, docs: Sequence["Doc"] | None = None,
         basis = "no answer options: chance is undefined"
     elif majority is None:
         basis += "; majority is undefined (each item's options are its own texts)"
-    return Baseline(task, mode, headline_metric(task, mode), n, chance, majority, answer, labels, basis)
+    from negbench.tasks import get_task
+    return Baseline(task, mode, get_task(task).headline(mode), n, chance, majority, answer, labels,
+                    basis)

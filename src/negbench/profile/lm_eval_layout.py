@@ -32,7 +32,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 LAYOUT_VERSION = "0.4.13"          # the lm-evaluation-harness release whose layout is written
 FILTER = "none"
@@ -57,7 +57,7 @@ def sanitize_model_name(name: str) -> str:
     return re.sub(r"[\"<>:/|\\?*\[\]]+", "__", name)
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -91,14 +91,17 @@ def _task_config(unit_name: str, u: Mapping[str, Any], results: Mapping[str, Any
     meta: dict[str, Any] = {"version": results.get("negbench"), "negbench_task": u["task"],
                             "mode": u["mode"], "shots": u["shots"], "seed": u.get("seed"),
                             "chat": u.get("chat")}
+    from negbench.tasks import Task
+    from negbench.tasks.base import ModeSpec
+    task: Task | None = None
+    spec: ModeSpec | None = None
     try:
         from negbench.tasks import get_task
         task = get_task(u["task"])
         spec = task.mode(u["mode"])
     except NegbenchError as exc:                 # e.g. a user's JSONL task file that moved
-        task = spec = None
         meta["task_definition"] = f"unavailable: {exc.what}"
-    if task is not None:
+    if task is not None and spec is not None:
         f = spec.formulation
         fs_split = task.fewshot_split or task.test_split
         sampler = task.fewshot_sampler if isinstance(task.fewshot_sampler, str) else "custom"
@@ -134,7 +137,7 @@ def _test_split_size(results: Mapping[str, Any], u: Mapping[str, Any], cfg: Mapp
     split = cfg.get("test_split")
     if split in ds and isinstance(ds[split], dict):
         return ds[split].get("n")
-    sizes = [v.get("n") for k, v in ds.items() if isinstance(v, dict) and isinstance(v.get("n"), int)]
+    sizes = [int(v["n"]) for k, v in ds.items() if isinstance(v, dict) and isinstance(v.get("n"), int)]
     return max(sizes) if sizes else None
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from negbench.errors import NegbenchError
-from negbench.profile.headline import headline_metric
+from negbench.evaluation.intervals import Z95, wilson
 from negbench.tasks.base import parse_spec
 
-Z95 = 1.959963984540054            # two-sided 95 % normal quantile
 
 
 @dataclass(frozen=True)
@@ -37,26 +36,18 @@ class CardRow:
     subset: bool
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion ``p`` over ``n`` items: unlike p ± z·se it stays
-    inside [0, 1] and does not collapse to a point at 0 % or 100 % (small subsets do that)."""
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def interval(metrics: Mapping[str, Any], metric: str, value: float) -> tuple[float, float] | None:
-    """95 % interval of a headline score: Wilson over the items the metric counts
+    """95 % interval of a headline score when the run saved none (runs written before negbench
+    saved headline intervals): Wilson over the items the metric counts
     (``n_scored`` where a task excludes items, else ``n``) for a proportion; else value ± z·stderr
     when the unit has a stderr; else None."""
     n = metrics.get("n_scored", metrics.get("n"))
     if 0.0 <= value <= 1.0 and isinstance(n, int) and n > 0:
-        return wilson(value, n)
+        return wilson(value * n, n)
     se = metrics.get(metric + "_stderr")
     if _finite(se):
         return value - Z95 * se, value + Z95 * se
@@ -77,17 +68,21 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         u0 = members[0][1]
         task, mode, shots = u0["task"], u0["mode"], int(u0["shots"])
         try:
-            metric = headline_metric(task, mode)
+            from negbench.tasks import get_task
+            metric = get_task(task).headline(mode)
         except NegbenchError:                  # a task negbench cannot load any more
             metric = "exact_match" if "exact_match" in u0["metrics"] else "acc"
         vals = [m["metrics"].get(metric) for _, m in members]
         if not vals or not all(_finite(v) for v in vals):
             continue
         value = sum(vals) / len(vals)
-        ci = interval(u0["metrics"], metric, value)
+        head = ((results.get("groups") or {}).get(u0.get("group") or "") or {}).get("headline") or {}
+        saved = head.get("ci95") if head.get("metric") == metric else None
+        ci = (float(saved[0]), float(saved[1])) if saved and all(_finite(x) for x in saved) \
+            else interval(u0["metrics"], metric, value)
         low, high = ci if ci else (None, None)
         n = int(u0["metrics"].get("n", 0))
-        seeds = tuple(m.get("seed") for _, m in members if m.get("seed") is not None)
+        seeds = tuple(int(m["seed"]) for _, m in members if m.get("seed") is not None)
         sd = None
         if len(vals) > 1:
             sd = math.sqrt(sum((v - value) ** 2 for v in vals) / (len(vals) - 1))
@@ -109,11 +104,12 @@ def model_card_markdown(results: Mapping[str, Any], *, title: str = "Negation un
     model = (results.get("model") or {}).get("spec") or (results.get("config") or {}).get("model", "")
     lines = [f"### {title} (negbench)", "",
              f"Model: `{model}`. Scores in %, with 95 % confidence intervals over the items "
-             "(Wilson score interval).", "",
+             "(Wilson for independent items, a cluster bootstrap over the benchmark's groups, "
+             "blocks or pairs otherwise).", "",
              "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
              "|---|---|---:|---|---:|---|---:|---|"]
     for r in rows:
-        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None else "–"
+        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None and r.high is not None else "–"
         proto = [f"{r.shots}-shot"]
         if r.seeds:
             proto.append(("seeds " if len(r.seeds) > 1 else "seed ") + ", ".join(map(str, r.seeds)) + (

@@ -76,7 +76,7 @@ class ReportedResult:
     row_label: str                   # the row's label exactly as the paper's text prints it
     model_id: str                    # hub / API id where the paper gives one
     model_kind: str                  # one of MODEL_KINDS
-    benchmark: str                   # negbench benchmark (headline.benchmark_of of each task)
+    benchmark: str                   # negbench benchmark (negbench.tasks.benchmark_of of each task)
     tasks: tuple[str, ...]           # negbench tasks whose protocol this is
     task_options: tuple[tuple[str, str], ...]   # task options the protocol needs (sorted)
     subset: str                      # evaluated items when not the whole test set

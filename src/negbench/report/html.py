@@ -228,7 +228,9 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
 def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequence,
            comparisons: Sequence[dict], samples: list[dict], warnings: Sequence[str] = (),
            notes: Sequence[str] = (), sample_limit: int | None = None,
-           banner: Sequence[str] = (), headline=None) -> str:
+           banner: Sequence[str] = (), headline=None, lead_plots: Sequence = ()) -> str:
+    """The page.  ``lead_plots``: figures shown first, right under the title (a profile's
+    at-a-glance figure), and not again under Plots."""
     refs: dict[str, dict] = {}
     for t in tables:
         refs.update(t.refs())
@@ -252,6 +254,11 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
     toc = [("runs", "Runs")] + ([("tables", "Tables"), ("plots", "Plots")] if sections else [])
     if comparisons:
         toc.append(("comparisons", "Comparisons"))
+    lead_ids = {p.id for p in lead_plots}
+    for p in lead_plots:
+        out.append(f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
+                   f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>")
+    plots = [p for p in plots if p.id not in lead_ids]
     out.append("<nav>" + "".join(f'<a href="#" onclick="document.getElementById(\'sec-{k}\')'
                                  f'.scrollIntoView();return false;">{v}</a>' for k, v in toc) + "</nav>")
     out.append('<h2 id="sec-runs">Runs</h2><div class="nb-scroll"><table class="nb-plain"><thead><tr><th>#</th><th>label</th>'
@@ -294,7 +301,7 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
     for p in plots:
         out.append(f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
                    f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>")
-    if not plots and sections:
+    if not plots and sections and not lead_ids:
         out.append('<p class="mut">No plots (one shot setting per model and no probabilities).</p>')
     if comparisons:
         out.append('<h2 id="sec-comparisons">Comparisons</h2>')
