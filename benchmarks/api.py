@@ -15,6 +15,7 @@ Each configuration runs with no response cache, so every request reaches the ser
 its own few-shot draws (seed + a per-row offset), so no row finds prompts an earlier row left in
 the server's prefix cache: the hit rate is what sharing inside one workload gives.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,16 +35,20 @@ def metrics(url: str) -> dict[str, float]:
     with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
         text = r.read().decode()
     out: dict[str, float] = {}
-    for name in ("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
-                 "vllm:prompt_tokens_total"):
+    for name in (
+        "vllm:prefix_cache_queries_total",
+        "vllm:prefix_cache_hits_total",
+        "vllm:prompt_tokens_total",
+    ):
         m = re.search(r"^" + re.escape(name) + r"\{[^}]*\} ([0-9.e+]+)$", text, re.M)
         out[name.split(":")[1]] = float(m.group(1)) if m else float("nan")
     return out
 
 
 def workload(limit: int, shots: int, seed: int):
-    cfg = RunConfig(model="x", tasks=["konubench"], modes=["cloze"], shots=[shots], seeds=[seed],
-                    limit=limit)
+    cfg = RunConfig(
+        model="x", tasks=["konubench"], modes=["cloze"], shots=[shots], seeds=[seed], limit=limit
+    )
     plan = prepare(cfg)
     reqs = []
     for data in plan.units:
@@ -59,23 +64,34 @@ def main() -> None:
     p.add_argument("--shots", type=int, default=5)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--concurrency", default="1,4,16")
-    p.add_argument("--workloads", default="loglikelihood,generate",
-                   help="which of loglikelihood, generate to run (default: both)")
+    p.add_argument(
+        "--workloads",
+        default="loglikelihood,generate",
+        help="which of loglikelihood, generate to run (default: both)",
+    )
     a = p.parse_args()
     server = None
     url = os.environ.get("NEGBENCH_VLLM_URL")
     if not url:
         from negbench.backends.vllm_server import VLLMServer, model_folder
-        server = VLLMServer(model_folder("smollm2-135m-instruct"), name="smol",
-                            extra_args=["--dtype", "float32", "--gpu-memory-utilization", "0.25"]).start()
+
+        server = VLLMServer(
+            model_folder("smollm2-135m-instruct"),
+            name="smol",
+            extra_args=["--dtype", "float32", "--gpu-memory-utilization", "0.25"],
+        ).start()
         url = server.url
     try:
         scored, gens = workload(a.limit, a.shots, a.seed)
-        print(f"server {url}; KoNUBench cloze {a.shots}-shot, {a.limit} items: "
-              f"{len(scored)} log-likelihood requests, {len(gens)} generation prompts per row "
-              "(fresh few-shot draws per row)")
-        print(f"{'workload':<14} {'conc.':>5} {'requests':>8} {'wall s':>7} {'req/s':>6} "
-              f"{'prompt tok':>10} {'prefix-cache hit':>16}")
+        print(
+            f"server {url}; KoNUBench cloze {a.shots}-shot, {a.limit} items: "
+            f"{len(scored)} log-likelihood requests, {len(gens)} generation prompts per row "
+            "(fresh few-shot draws per row)"
+        )
+        print(
+            f"{'workload':<14} {'conc.':>5} {'requests':>8} {'wall s':>7} {'req/s':>6} "
+            f"{'prompt tok':>10} {'prefix-cache hit':>16}"
+        )
         chosen = a.workloads.split(",")
         row = 0
         for name in ("loglikelihood", "generate(8)"):
@@ -85,8 +101,9 @@ def main() -> None:
                 row += 1
                 scored, gens = workload(a.limit, a.shots, a.seed + 1000 * row)
                 reqs = scored if name == "loglikelihood" else gens
-                be = OpenAIBackend(f"openai-compatible:{url}/v1",
-                                   transport=TransportConfig(concurrency=c))
+                be = OpenAIBackend(
+                    f"openai-compatible:{url}/v1", transport=TransportConfig(concurrency=c)
+                )
                 eng = Engine(be, None, EngineConfig(progress=False))
                 m0 = metrics(url)
                 t0 = time.perf_counter()
@@ -97,8 +114,11 @@ def main() -> None:
                 h = m1["prefix_cache_hits_total"] - m0["prefix_cache_hits_total"]
                 pt = m1["prompt_tokens_total"] - m0["prompt_tokens_total"]
                 hit = f"{100 * h / q:.1f} %" if q else "n/a"
-                print(f"{name:<14} {c:>5} {len(reqs):>8} {wall:>7.1f} {len(reqs) / wall:>6.2f} "
-                      f"{pt:>10.0f} {hit:>16}", flush=True)
+                print(
+                    f"{name:<14} {c:>5} {len(reqs):>8} {wall:>7.1f} {len(reqs) / wall:>6.2f} "
+                    f"{pt:>10.0f} {hit:>16}",
+                    flush=True,
+                )
                 be.close()
     finally:
         if server:

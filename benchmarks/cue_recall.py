@@ -8,6 +8,7 @@ construction logs, and computes Fleiss' kappa from the released ``annotator_labe
 
     python benchmarks/cue_recall.py [JNLI_NEG_DIR]      # default: ../shared/data/jnli-neg
 """
+
 from __future__ import annotations
 
 import json
@@ -67,8 +68,11 @@ def _changed_span(a: str, b: str) -> tuple[int, int]:
 def miss_cause(original: str, negated: str) -> str:
     """Why no candidate equals the released sentence."""
     src = ja.normalize(original)
-    if ja.normalize(negated) == negated and src != original and any(
-            c.sentence == negated for c in ja.candidates(src)):
+    if (
+        ja.normalize(negated) == negated
+        and src != original
+        and any(c.sentence == negated for c in ja.candidates(src))
+    ):
         return "normalisation"
     lo, hi = _changed_span(src, negated)
     ms = ja.analyze(src)
@@ -108,14 +112,21 @@ def cue_recall(root: Path, splits=("train", "valid")) -> Recall:
                 cands = ja.candidates(o[side]["sentence"])
                 hit = [c for c in cands if c.sentence == x[side]["sentence"]]
                 if not hit:
-                    r.misses.append({"split": split, "pair": x["jnli_sentence_pair_id"], "side": side,
-                                     "cause": miss_cause(o[side]["sentence"], x[side]["sentence"])})
+                    r.misses.append(
+                        {
+                            "split": split,
+                            "pair": x["jnli_sentence_pair_id"],
+                            "side": side,
+                            "cause": miss_cause(o[side]["sentence"], x[side]["sentence"]),
+                        }
+                    )
                     continue
                 c = hit[0]
                 r.found += 1
                 r.same_id += c.neg_id == neg["neg_id_in_jnli_sentence"]
-                r.same_meta += (c.neg_position == neg["neg_position"]
-                                and c.target_pos == neg["target_pos"])
+                r.same_meta += (
+                    c.neg_position == neg["neg_position"] and c.target_pos == neg["target_pos"]
+                )
     return r
 
 
@@ -145,8 +156,11 @@ def detector_check(root: Path) -> tuple[int, int, int, int]:
 
 def label_counts(root: Path, split: str) -> list[list[int]]:
     """Per-instance counts of the three NLI labels (instances with annotator_labels)."""
-    return [[x["annotator_labels"][k] for k in NLI_LABELS] for x in release(root, split)
-            if x.get("annotator_labels")]
+    return [
+        [x["annotator_labels"][k] for k in NLI_LABELS]
+        for x in release(root, split)
+        if x.get("annotator_labels")
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -156,23 +170,31 @@ def main(argv: list[str]) -> int:
         return 1
     r = cue_recall(root)
     print(f"JNLI-Neg v1.1 negated sentences (unique per original sentence and neg id): {r.total}")
-    print(f"  recall (released sentence among our candidates): {r.found}/{r.total} = {r.recall:.4f}")
+    print(
+        f"  recall (released sentence among our candidates): {r.found}/{r.total} = {r.recall:.4f}"
+    )
     print(f"  same neg_id_in_jnli_sentence: {r.same_id}/{r.found}")
     print(f"  same neg_position and target_pos: {r.same_meta}/{r.found}")
     causes = Counter(m["cause"] for m in r.misses)
-    print("  misses by cause: " + (", ".join(f"{k}: {v}" for k, v in causes.most_common()) or "none"))
+    print(
+        "  misses by cause: " + (", ".join(f"{k}: {v}" for k, v in causes.most_common()) or "none")
+    )
     for m in r.misses[:20]:
         print(f"    {m['split']} pair {m['pair']} {m['side']}: {m['cause']}")
     logged, detected, originals, flagged = detector_check(root)
-    print(f"negation detector: {detected}/{logged} logged cue sentences detected; "
-          f"{flagged}/{originals} release originals flagged")
+    print(
+        f"negation detector: {detected}/{logged} logged cue sentences detected; "
+        f"{flagged}/{originals} release originals flagged"
+    )
     allc = []
     for split in ("train", "valid"):
         c = label_counts(root, split)
         allc += c
         k = fleiss_kappa(c)
-        print(f"Fleiss' kappa {split}: {k.kappa:.4f} (N={k.n_subjects}, P̄={k.p_bar:.4f}, "
-              f"P̄e={k.p_e:.4f})")
+        print(
+            f"Fleiss' kappa {split}: {k.kappa:.4f} (N={k.n_subjects}, P̄={k.p_bar:.4f}, "
+            f"P̄e={k.p_e:.4f})"
+        )
     k = fleiss_kappa(allc)
     print(f"Fleiss' kappa train+valid: {k.kappa:.4f} (N={k.n_subjects})")
     return 0

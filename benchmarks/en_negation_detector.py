@@ -18,6 +18,7 @@ on labelled sets read at run time from ``../shared/data`` (nothing is written ou
 
     python benchmarks/en_negation_detector.py           # run from the repository root
 """
+
 from __future__ import annotations
 
 import re
@@ -41,46 +42,78 @@ def binary_row(name: str, gold: list[bool], pred: list[bool]) -> str:
     fn = sum(g and not p for g, p in zip(gold, pred))
     acc = sum(g == p for g, p in zip(gold, pred)) / len(gold)
     p, r, f = prf(tp, fp, fn)
-    return (f"| {name} | {len(gold):,} | {sum(gold):,} | {tp:,} | {fp:,} | {fn:,} | "
-            f"{100 * p:.2f} | {100 * r:.2f} | {100 * f:.2f} | {100 * acc:.2f} |")
+    return (
+        f"| {name} | {len(gold):,} | {sum(gold):,} | {tp:,} | {fp:,} | {fn:,} | "
+        f"{100 * p:.2f} | {100 * r:.2f} | {100 * f:.2f} | {100 * acc:.2f} |"
+    )
 
 
-HEAD = ("| set | sentences | positives | TP | FP | FN | precision % | recall % | F1 % | "
-        "accuracy % |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+HEAD = (
+    "| set | sentences | positives | TP | FP | FN | precision % | recall % | F1 % | "
+    "accuracy % |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+)
 
 
 def notadataset(det: EnNegationDetector) -> None:
     import negbench.tasks.notadataset.tasks as N
+
     t0 = time.time()
     rel = N.load_release(N.default_source())
     sents = rel.sentences
     hits = [det.detect(s.sentence) for s in sents]
-    print(f"## This is not a Dataset (raw release, {len(sents):,} sentences; "
-          f"detected in {time.time() - t0:.1f} s incl. loading)\n")
+    print(
+        f"## This is not a Dataset (raw release, {len(sents):,} sentences; "
+        f"detected in {time.time() - t0:.1f} s incl. loading)\n"
+    )
     print(HEAD)
-    print(binary_row("negated vs affirmation", [s.negation_type != "affirmation" for s in sents],
-                     [bool(h) for h in hits]))
-    print(binary_row("… counting main-clause cues only", [s.negation_type != "affirmation" for s in sents],
-                     [any(x.clause == "main" for x in h) for h in hits]))
-    neg = [(s, sentence_label(h)) for s, h in zip(sents, hits)
-           if s.negation_type != "affirmation" and h]
-    print(binary_row("verbal vs non_verbal (negated, detected)",
-                     [s.negation_type == "verbal" for s, _ in neg],
-                     [lab.kind == "verbal" for _, lab in neg]))
-    print(binary_row("synthetic vs analytic (negated, detected)",
-                     [s.semantic_type == "synthetic" for s, _ in neg],
-                     [lab.form == "synthetic" for _, lab in neg]))
+    print(
+        binary_row(
+            "negated vs affirmation",
+            [s.negation_type != "affirmation" for s in sents],
+            [bool(h) for h in hits],
+        )
+    )
+    print(
+        binary_row(
+            "… counting main-clause cues only",
+            [s.negation_type != "affirmation" for s in sents],
+            [any(x.clause == "main" for x in h) for h in hits],
+        )
+    )
+    neg = [
+        (s, sentence_label(h))
+        for s, h in zip(sents, hits)
+        if s.negation_type != "affirmation" and h
+    ]
+    print(
+        binary_row(
+            "verbal vs non_verbal (negated, detected)",
+            [s.negation_type == "verbal" for s, _ in neg],
+            [lab.kind == "verbal" for _, lab in neg],
+        )
+    )
+    print(
+        binary_row(
+            "synthetic vs analytic (negated, detected)",
+            [s.semantic_type == "synthetic" for s, _ in neg],
+            [lab.form == "synthetic" for _, lab in neg],
+        )
+    )
     conf = Counter((s.negation_type, lab.kind) for s, lab in neg)
-    print("\nconfusion (release negation_type → detector kind): "
-          + ", ".join(f"{a} → {b}: {v:,}" for (a, b), v in sorted(conf.items())))
+    print(
+        "\nconfusion (release negation_type → detector kind): "
+        + ", ".join(f"{a} → {b}: {v:,}" for (a, b), v in sorted(conf.items()))
+    )
     by_pat: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0])
     for s, h in zip(sents, hits):
         c = by_pat[s.pattern_id]
         c[0] += 1
         c[1] += (s.negation_type != "affirmation") != bool(h)
         c[2] += s.negation_type != "affirmation" and not h
-    print("errors per pattern (sentences / wrong negated-or-not / missed negations): "
-          + "; ".join(f"#{p:02d} {c[0]:,}/{c[1]:,}/{c[2]:,}" for p, c in sorted(by_pat.items())))
+    print(
+        "errors per pattern (sentences / wrong negated-or-not / missed negations): "
+        + "; ".join(f"#{p:02d} {c[0]:,}/{c[1]:,}/{c[2]:,}" for p, c in sorted(by_pat.items()))
+    )
     fps = [s.sentence for s, h in zip(sents, hits) if s.negation_type == "affirmation" and h]
     fns = [s.sentence for s, h in zip(sents, hits) if s.negation_type != "affirmation" and not h]
     for what, xs in (("false positives", fps), ("misses", fns)):
@@ -95,6 +128,7 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
 def condaqa(det: EnNegationDetector) -> None:
     from negbench.tasks.data_source import shared_data
     from negbench.tasks.records import iter_jsonl
+
     path = shared_data("condaqa") / "data" / "condaqa_dev.json"
     if not path.is_file():
         print(f"## CONDAQA: skipped ({path} not found)\n")
@@ -111,8 +145,10 @@ def condaqa(det: EnNegationDetector) -> None:
     negs = [s for ss in neg.values() for s in ss]
     items = [(s, True, cue) for s, cue in pos.values()] + [(s, False, None) for s in negs]
     pred = [bool(det.detect(s)) for s, _, _ in items]
-    print(f"## CONDAQA dev ({len(pos):,} passages: their original cue sentences; "
-          f"{len(negs):,} sentences rewritten by affirmative edits)\n")
+    print(
+        f"## CONDAQA dev ({len(pos):,} passages: their original cue sentences; "
+        f"{len(negs):,} sentences rewritten by affirmative edits)\n"
+    )
     print(HEAD)
     print(binary_row("original cue sentence vs affirmative edit", [g for _, g, _ in items], pred))
 
@@ -121,21 +157,37 @@ def condaqa(det: EnNegationDetector) -> None:
         return any(w in CUES or w == "cannot" for w in words)
 
     sub = [(g, p) for (_, g, c), p in zip(items, pred) if not g or in_scope(c)]
-    print(binary_row("… positives whose annotated cue is a detector cue", [g for g, _ in sub],
-                     [p for _, p in sub]))
+    print(
+        binary_row(
+            "… positives whose annotated cue is a detector cue",
+            [g for g, _ in sub],
+            [p for _, p in sub],
+        )
+    )
     fps = [s for (s, g, _), p in zip(items, pred) if p and not g]
-    print("\n\"false positives\" (affirmative-edit sentences with a cue), e.g.: "
-          + " | ".join(x[:90] for x in fps[:4]))
+    print(
+        '\n"false positives" (affirmative-edit sentences with a cue), e.g.: '
+        + " | ".join(x[:90] for x in fps[:4])
+    )
     cues_missed = Counter(c for (_, g, c), p in zip(items, pred) if g and not p)
-    print("\nmissed positives by annotated cue (top 12): "
-          + ", ".join(f"{c} {v}" for c, v in cues_missed.most_common(12)))
+    print(
+        "\nmissed positives by annotated cue (top 12): "
+        + ", ".join(f"{c} {v}" for c, v in cues_missed.most_common(12))
+    )
     print()
 
 
 def scone(det: EnNegationDetector) -> None:
     import negbench.tasks.scone.tasks as S
-    expected = {"no_negation": 0, "one_not_scoped": 1, "one_scoped": 1, "two_not_scoped": 2,
-                "two_scoped": 2, "one_scoped_one_not_scoped": 2}
+
+    expected = {
+        "no_negation": 0,
+        "one_not_scoped": 1,
+        "one_scoped": 1,
+        "two_not_scoped": 2,
+        "two_scoped": 2,
+        "one_scoped_one_not_scoped": 2,
+    }
     docs = S.load_nli("test")
     seen: dict[str, str] = {}
     for d in docs:
@@ -145,18 +197,30 @@ def scone(det: EnNegationDetector) -> None:
     print(HEAD)
     sents = list(seen)
     hits = [det.detect(s) for s in sents]
-    print(binary_row("negation present vs no_negation", [expected[seen[s]] > 0 for s in sents],
-                     [bool(h) for h in hits]))
-    print("\n| condition | sentences | expected negations | detected = expected % | "
-          "detected > 0 % |\n|---|---:|---:|---:|---:|")
+    print(
+        binary_row(
+            "negation present vs no_negation",
+            [expected[seen[s]] > 0 for s in sents],
+            [bool(h) for h in hits],
+        )
+    )
+    print(
+        "\n| condition | sentences | expected negations | detected = expected % | "
+        "detected > 0 % |\n|---|---:|---:|---:|---:|"
+    )
     for c in S.CONDITIONS:
         xs = [(s, h) for s, h in zip(sents, hits) if seen[s] == c]
         if xs:
-            print(f"| {c} | {len(xs)} | {expected[c]} | "
-                  f"{100 * sum(len(h) == expected[c] for _, h in xs) / len(xs):.1f} | "
-                  f"{100 * sum(bool(h) for _, h in xs) / len(xs):.1f} |")
-    odd = [(seen[s], s, [h.cue for h in hs]) for s, hs in zip(sents, hits)
-           if len(hs) != expected[seen[s]]]
+            print(
+                f"| {c} | {len(xs)} | {expected[c]} | "
+                f"{100 * sum(len(h) == expected[c] for _, h in xs) / len(xs):.1f} | "
+                f"{100 * sum(bool(h) for _, h in xs) / len(xs):.1f} |"
+            )
+    odd = [
+        (seen[s], s, [h.cue for h in hs])
+        for s, hs in zip(sents, hits)
+        if len(hs) != expected[seen[s]]
+    ]
     if odd:
         print("\ncount differs, e.g.: " + " | ".join(f"{c}: {s} → {h}" for c, s, h in odd[:4]))
     print()
@@ -167,7 +231,7 @@ def main() -> int:
     for f in (notadataset, condaqa, scone):
         try:
             f(det)
-        except Exception as exc:                       # report a missing set, go on
+        except Exception as exc:  # report a missing set, go on
             print(f"## {f.__name__}: skipped ({type(exc).__name__}: {exc})\n")
     return 0
 

@@ -10,6 +10,7 @@ Prints, per workload: tokens forwarded by the engine, unique prefix-trie tokens,
 
     python benchmarks/engine.py [--items 32] [--model smollm2-135m-instruct] [--skip-naive]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,8 @@ INSTRUCTIONS = (
     "clause instead of the main clause; they may state a contradiction by changing content words "
     "without any negation; or they may paraphrase the sentence so that its meaning does not "
     "change. Read all candidates carefully before answering, and remember that a sentence with "
-    "two coordinated predicates is negated by negating the predicates of the main clause.\n\n")
+    "two coordinated predicates is negated by negating the predicates of the main clause.\n\n"
+)
 
 
 def workload(kind: str, n_items: int) -> list[LoglikelihoodRequest]:
@@ -62,7 +64,9 @@ def naive(backend, reqs):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--items", type=int, default=32)
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--batch-size", type=int, default=32)
@@ -70,8 +74,10 @@ def main() -> None:
     args = ap.parse_args()
     be = HFBackend(args.model, dtype="float32", device="cpu")
     print(f"model {args.model}  torch threads {torch.get_num_threads()}  items {args.items}")
-    print(f"{'workload':<10} {'requests':>8} {'forwarded':>9} {'unique':>7} {'naive':>7} "
-          f"{'fwd/uniq':>8} {'engine_s':>8} {'naive_s':>8} {'speedup':>7} {'max|d|':>8}")
+    print(
+        f"{'workload':<10} {'requests':>8} {'forwarded':>9} {'unique':>7} {'naive':>7} "
+        f"{'fwd/uniq':>8} {'engine_s':>8} {'naive_s':>8} {'speedup':>7} {'max|d|':>8}"
+    )
     for kind in ("shared", "5-shot", "5-shot-lm"):
         reqs = workload(kind, args.items)
         eng = Engine(be, None, EngineConfig(batch_size=args.batch_size, progress=False))
@@ -86,9 +92,11 @@ def main() -> None:
             ref = naive(be, reqs)
             tn = time.perf_counter() - t
             diff = max(abs(a.logprob - b) for a, b in zip(got, ref))
-        print(f"{kind:<10} {len(reqs):>8} {st.forwarded_tokens:>9} {st.unique_tokens:>7} "
-              f"{st.naive_tokens:>7} {st.forwarded_tokens / st.unique_tokens:>8.3f} {te:>8.2f} "
-              f"{tn:>8.2f} {tn / te:>7.1f} {diff:>8.1e}")
+        print(
+            f"{kind:<10} {len(reqs):>8} {st.forwarded_tokens:>9} {st.unique_tokens:>7} "
+            f"{st.naive_tokens:>7} {st.forwarded_tokens / st.unique_tokens:>8.3f} {te:>8.2f} "
+            f"{tn:>8.2f} {tn / te:>7.1f} {diff:>8.1e}"
+        )
 
 
 if __name__ == "__main__":

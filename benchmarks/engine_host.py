@@ -31,6 +31,7 @@ off unless ``--prefetch``, so every host step runs on the timed thread).
 against such a file (the same tiny model: its weights are made once, seeded, under
 ``$NEGBENCH_CACHE/bench-tiny``).  ``--profile N`` prints the N costliest functions of one run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,11 +43,21 @@ from pathlib import Path
 
 WORKLOADS = {
     "konubench": dict(task="konubench", mode="cloze", shots=0, model="gemma3-270m"),
-    "notadataset": dict(task="notadataset[sample=20000,seed=0]", mode="next_token", shots=0,
-                        model="smollm2-135m-instruct"),
+    "notadataset": dict(
+        task="notadataset[sample=20000,seed=0]",
+        mode="next_token",
+        shots=0,
+        model="smollm2-135m-instruct",
+    ),
 }
-TINY = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
-            num_key_value_heads=1, head_dim=8)
+TINY = dict(
+    hidden_size=16,
+    intermediate_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    head_dim=8,
+)
 
 
 def tiny_model(name: str) -> str:
@@ -55,13 +66,14 @@ def tiny_model(name: str) -> str:
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
     from negbench.backends.hf import HFBackend
-    try:                                   # this layout, or the one before it (to measure "before")
+
+    try:  # this layout, or the one before it (to measure "before")
         from negbench.backends.sources import cache_root, converted_gguf_folder, resolve
     except ImportError:
         from negbench.models import cache_root, converted_gguf_folder, resolve
     src = resolve(name)
     folder = converted_gguf_folder(src) if src.gguf_file else Path(src.folder)
-    if src.gguf_file and not (folder / ".complete").is_file():    # convert once (shared cache)
+    if src.gguf_file and not (folder / ".complete").is_file():  # convert once (shared cache)
         HFBackend(name, dtype="float32", device="cpu", threads=1)
     dst = cache_root() / "bench-tiny" / name
     if (dst / "model.safetensors").is_file():
@@ -72,7 +84,7 @@ def tiny_model(name: str) -> str:
             (dst / f.name).write_bytes(f.read_bytes())
     cfg = json.loads((folder / "config.json").read_text())
     cfg.update(TINY)
-    if cfg.get("layer_types"):                  # keep one layer of each kind (Gemma 3)
+    if cfg.get("layer_types"):  # keep one layer of each kind (Gemma 3)
         cfg["layer_types"] = ["sliding_attention", "full_attention"]
     (dst / "config.json").write_text(json.dumps(cfg))
     torch.manual_seed(0)
@@ -118,6 +130,7 @@ class Timed:
                 t[0] += time.perf_counter() - w
                 t[1] += time.process_time() - c
                 t[2] += 1
+
         return timed
 
     def reset(self) -> None:
@@ -139,7 +152,9 @@ def answers_of(out) -> list:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--workloads", default="konubench,notadataset")
     ap.add_argument("--repeat", type=int, default=2, help="runs per workload; the best is kept")
     ap.add_argument("--threads", type=int, default=1, help="torch threads of the forward")
@@ -147,20 +162,27 @@ def main() -> None:
     ap.add_argument("--save", help="write the answers of each workload to this JSON file")
     ap.add_argument("--compare", help="max |Δ| of the answers against a --save file")
     ap.add_argument("--profile", type=int, default=0, help="cProfile one run; print N functions")
-    ap.add_argument("--prefetch", action="store_true",
-                    help="let the engine prepare the next call on its worker thread (where it has "
-                         "one); off by default, so all host work is on the timed thread")
+    ap.add_argument(
+        "--prefetch",
+        action="store_true",
+        help="let the engine prepare the next call on its worker thread (where it has "
+        "one); off by default, so all host work is on the timed thread",
+    )
     args = ap.parse_args()
     import negbench
     import torch
     from negbench.backends.hf import HFBackend
+
     try:
         from negbench.core.engine import Engine, EngineConfig
     except ImportError:
         from negbench.engine import Engine, EngineConfig
-    print(f"negbench from {Path(negbench.__file__).parent}; torch {torch.__version__}; "
-          f"{args.threads} torch thread(s); load average {os.getloadavg()[0]:.2f} "
-          f"on {os.cpu_count()} cores", flush=True)
+    print(
+        f"negbench from {Path(negbench.__file__).parent}; torch {torch.__version__}; "
+        f"{args.threads} torch thread(s); load average {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} cores",
+        flush=True,
+    )
     extra = {"prefetch": args.prefetch} if hasattr(EngineConfig(), "prefetch") else {}
     saved: dict[str, list] = {}
     other = json.loads(Path(args.compare).read_text()) if args.compare else {}
@@ -169,9 +191,9 @@ def main() -> None:
         w = WORKLOADS[name]
         folder = tiny_model(w["model"])
         be = HFBackend(folder, dtype="float32", device="cpu", threads=args.threads)
-        reqs = workload_requests(w, be)[:args.limit]
+        reqs = workload_requests(w, be)[: args.limit]
         timed = Timed(be)
-        Engine(be, None, EngineConfig(progress=False, **extra)).run(reqs[:64])      # warm-up
+        Engine(be, None, EngineConfig(progress=False, **extra)).run(reqs[:64])  # warm-up
         best = None
         for rnd in range(args.repeat):
             timed.reset()
@@ -182,36 +204,75 @@ def main() -> None:
             fw, fc, calls = timed.get("forward")
             tw, tc, _ = timed.get("tokenize")
             st = eng.last_stats
-            row = dict(workload=name, requests=len(reqs), wall=wall, cpu=cpu, fwd_wall=fw,
-                       fwd_cpu=fc, tok_wall=tw, tok_cpu=tc, calls=calls,
-                       forwarded=st.forwarded_tokens, naive=st.naive_tokens)
-            print(f"{name} round {rnd + 1}: engine {wall:.2f} s wall / {cpu:.2f} CPU s, forward "
-                  f"{fw:.2f} s / {fc:.2f} CPU s in {calls} calls, tokenisation {tw:.2f} s / "
-                  f"{tc:.2f} CPU s; host {1e6 * (wall - fw) / len(reqs):.1f} µs wall, "
-                  f"{1e6 * (cpu - fc) / len(reqs):.1f} µs CPU per request", flush=True)
+            row = dict(
+                workload=name,
+                requests=len(reqs),
+                wall=wall,
+                cpu=cpu,
+                fwd_wall=fw,
+                fwd_cpu=fc,
+                tok_wall=tw,
+                tok_cpu=tc,
+                calls=calls,
+                forwarded=st.forwarded_tokens,
+                naive=st.naive_tokens,
+            )
+            print(
+                f"{name} round {rnd + 1}: engine {wall:.2f} s wall / {cpu:.2f} CPU s, forward "
+                f"{fw:.2f} s / {fc:.2f} CPU s in {calls} calls, tokenisation {tw:.2f} s / "
+                f"{tc:.2f} CPU s; host {1e6 * (wall - fw) / len(reqs):.1f} µs wall, "
+                f"{1e6 * (cpu - fc) / len(reqs):.1f} µs CPU per request",
+                flush=True,
+            )
             if best is None or cpu - fc < best["cpu"] - best["fwd_cpu"]:
                 best = row
         table.append(best)
         saved[name] = answers_of(out)
         if name in other:
             d = max(abs(a - b) for x, y in zip(saved[name], other[name]) for a, b in zip(x, y))
-            print(f"{name}: max |Δ log-prob| against {args.compare}: {d:.2e} "
-                  f"({len(other[name])} answers there, {len(saved[name])} here)")
+            print(
+                f"{name}: max |Δ log-prob| against {args.compare}: {d:.2e} "
+                f"({len(other[name])} answers there, {len(saved[name])} here)"
+            )
         if args.profile:
             import cProfile
             import pstats
+
             prof = cProfile.Profile()
             eng = Engine(be, None, EngineConfig(progress=False, **extra))
             prof.runcall(eng.run, reqs)
             pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
         del be
     print(f"\nload average {os.getloadavg()[0]:.2f}; best run per workload (by host CPU time):")
-    head = ["workload", "requests", "engine s", "engine CPU s", "forward s", "forward CPU s",
-            "tokenise CPU s", "calls", "tokens fwd", "host µs/req", "host CPU µs/req"]
-    rows = [[r["workload"], f"{r['requests']:,}", f"{r['wall']:.2f}", f"{r['cpu']:.2f}",
-             f"{r['fwd_wall']:.2f}", f"{r['fwd_cpu']:.2f}", f"{r['tok_cpu']:.2f}", str(r["calls"]),
-             f"{r['forwarded']:,}", f"{1e6 * (r['wall'] - r['fwd_wall']) / r['requests']:.1f}",
-             f"{1e6 * (r['cpu'] - r['fwd_cpu']) / r['requests']:.1f}"] for r in table]
+    head = [
+        "workload",
+        "requests",
+        "engine s",
+        "engine CPU s",
+        "forward s",
+        "forward CPU s",
+        "tokenise CPU s",
+        "calls",
+        "tokens fwd",
+        "host µs/req",
+        "host CPU µs/req",
+    ]
+    rows = [
+        [
+            r["workload"],
+            f"{r['requests']:,}",
+            f"{r['wall']:.2f}",
+            f"{r['cpu']:.2f}",
+            f"{r['fwd_wall']:.2f}",
+            f"{r['fwd_cpu']:.2f}",
+            f"{r['tok_cpu']:.2f}",
+            str(r["calls"]),
+            f"{r['forwarded']:,}",
+            f"{1e6 * (r['wall'] - r['fwd_wall']) / r['requests']:.1f}",
+            f"{1e6 * (r['cpu'] - r['fwd_cpu']) / r['requests']:.1f}",
+        ]
+        for r in table
+    ]
     wd = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
     for line in [head] + rows:
         print("  ".join(c.ljust(n) for c, n in zip(line, wd)))

@@ -11,6 +11,7 @@ several interleaved rounds is what compares).  ``auto`` is the engine's planner 
 Prints CPU s, wall s and forward calls per setting and round, then the best CPU s per setting and
 the max |Δ log-likelihood| against the first setting.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,13 +33,21 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--delimiter", default=" ", help="target delimiter of the task's mode")
     args = ap.parse_args()
-    samples = [json.loads(x) for f in sorted(Path(args.run, "samples").glob("*.jsonl"))
-               for x in f.read_text().splitlines() if x.strip()]
-    reqs = [LoglikelihoodRequest(s["context"], args.delimiter + c) for s in samples for c in s["choices"]]
+    samples = [
+        json.loads(x)
+        for f in sorted(Path(args.run, "samples").glob("*.jsonl"))
+        for x in f.read_text().splitlines()
+        if x.strip()
+    ]
+    reqs = [
+        LoglikelihoodRequest(s["context"], args.delimiter + c)
+        for s in samples
+        for c in s["choices"]
+    ]
     be = HFBackend(args.model, dtype="float32", device="cpu", threads=args.threads)
     names = args.rows.split(",")
     configs = {n: ({} if n == "auto" else {"max_row_tokens": int(n)}) for n in names}
-    Engine(be, config=EngineConfig(progress=False)).run(reqs[:4])          # warm-up
+    Engine(be, config=EngineConfig(progress=False)).run(reqs[:4])  # warm-up
     best: dict[str, float] = {}
     first: list[float] | None = None
     worst = 0.0
@@ -52,10 +61,16 @@ def main() -> None:
             first = first or lls
             worst = max([worst] + [abs(a - b) for a, b in zip(lls, first)])
             best[n] = min(best.get(n, cpu), cpu)
-            print(f"round {rnd + 1} rows {n:>5}: {cpu:7.1f} CPU s {wall:7.1f} wall s "
-                  f"{eng.stats.model_calls:4d} calls", flush=True)
-    print(f"{len(reqs)} requests; best CPU s: " + ", ".join(f"{n} {best[n]:.1f}" for n in names)
-          + f"; max |Δ log-likelihood| between settings {worst:.2e}")
+            print(
+                f"round {rnd + 1} rows {n:>5}: {cpu:7.1f} CPU s {wall:7.1f} wall s "
+                f"{eng.stats.model_calls:4d} calls",
+                flush=True,
+            )
+    print(
+        f"{len(reqs)} requests; best CPU s: "
+        + ", ".join(f"{n} {best[n]:.1f}" for n in names)
+        + f"; max |Δ log-likelihood| between settings {worst:.2e}"
+    )
 
 
 if __name__ == "__main__":

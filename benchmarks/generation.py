@@ -14,6 +14,7 @@ Prints tokens forwarded, wall time, and whether the three agree on every output.
 
     python benchmarks/generation.py [--items 16] [--max-tokens 16] [--batch 8]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,13 @@ def workload(n_items: int, max_tokens: int) -> list[GenerationRequest]:
     out = []
     for d, shots in zip(docs, fewshot_draws(docs, pool, 9, 1234, False, "fixed")):
         r = spec.render(d)
-        ctx = build_context(r.query, [spec.render(s) for s in shots], task.description("generate"),
-                            task.target_delimiter, task.fewshot_delimiter)
+        ctx = build_context(
+            r.query,
+            [spec.render(s) for s in shots],
+            task.description("generate"),
+            task.target_delimiter,
+            task.fewshot_delimiter,
+        )
         out.append(GenerationRequest(ctx, ("\n", "###"), max_tokens))
     return out
 
@@ -46,22 +52,28 @@ def hf_generate(be: HFBackend, reqs: list[GenerationRequest], batch: int) -> tup
     tok = be.tokenizer
     texts, forwarded = [], 0
     for s in range(0, len(reqs), batch):
-        enc = [be.encode(r.context) for r in reqs[s:s + batch]]
+        enc = [be.encode(r.context) for r in reqs[s : s + batch]]
         L = max(map(len, enc))
         ids = torch.full((len(enc), L), tok.pad_token_id)
         att = torch.zeros((len(enc), L), dtype=torch.long)
         for b, e in enumerate(enc):
-            ids[b, L - len(e):] = torch.tensor(e)
-            att[b, L - len(e):] = 1
+            ids[b, L - len(e) :] = torch.tensor(e)
+            att[b, L - len(e) :] = 1
         forwarded += sum(map(len, enc))
         with torch.inference_mode():
-            g = be.model.generate(input_ids=ids, attention_mask=att, do_sample=False,
-                                  max_new_tokens=reqs[0].max_tokens, pad_token_id=tok.pad_token_id,
-                                  stop_strings=list(reqs[0].stop), tokenizer=tok)
+            g = be.model.generate(
+                input_ids=ids,
+                attention_mask=att,
+                do_sample=False,
+                max_new_tokens=reqs[0].max_tokens,
+                pad_token_id=tok.pad_token_id,
+                stop_strings=list(reqs[0].stop),
+                tokenizer=tok,
+            )
         for b in range(len(enc)):
             new = [t for t in g[b, L:].tolist() if t != tok.pad_token_id]
             if tok.eos_token_id in new:
-                new = new[:new.index(tok.eos_token_id)]
+                new = new[: new.index(tok.eos_token_id)]
             text = be.decode(new)
             for stop in reqs[0].stop:
                 text = text.split(stop)[0]
@@ -81,8 +93,9 @@ def main() -> None:
     rows = []
     outs = {}
     for name, share in (("engine", True), ("engine-flat", False)):
-        eng = Engine(be, None, EngineConfig(gen_batch_size=args.batch, share_prefix=share,
-                                            progress=False))
+        eng = Engine(
+            be, None, EngineConfig(gen_batch_size=args.batch, share_prefix=share, progress=False)
+        )
         t0 = time.perf_counter()
         res = eng.run(reqs)
         dt = time.perf_counter() - t0
@@ -91,16 +104,20 @@ def main() -> None:
     t0 = time.perf_counter()
     outs["hf-generate"], fwd = hf_generate(be, reqs, args.batch)
     rows.append(("hf-generate", fwd, time.perf_counter() - t0))
-    print(f"{len(reqs)} prompts, {sum(len(be.encode(r.context)) for r in reqs) // len(reqs)} "
-          f"tokens each on average, up to {args.max_tokens} new tokens, batch {args.batch}")
+    print(
+        f"{len(reqs)} prompts, {sum(len(be.encode(r.context)) for r in reqs) // len(reqs)} "
+        f"tokens each on average, up to {args.max_tokens} new tokens, batch {args.batch}"
+    )
     print(f"{'way':<12} {'prompt tokens forwarded':>24} {'wall_s':>8} {'speedup vs hf':>14}")
     base = rows[-1][2]
     for name, f, dt in rows:
         print(f"{name:<12} {f:>24} {dt:>8.1f} {base / dt:>14.2f}")
     same_flat = outs["engine"] == outs["engine-flat"]
     same_hf = sum(a == b for a, b in zip(outs["engine"], outs["hf-generate"]))
-    print(f"engine == engine-flat on every output: {same_flat}; "
-          f"engine == hf-generate on {same_hf}/{len(reqs)} outputs")
+    print(
+        f"engine == engine-flat on every output: {same_flat}; "
+        f"engine == hf-generate on {same_hf}/{len(reqs)} outputs"
+    )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ Rules were written looking at examples of the train split; the test split is als
 
     python benchmarks/ko_negation_detector.py [KONUBENCH_DIR]   # default: ../shared/data/konubench
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from negbench.analyze.corpus import PAPER_KMMLU_NEGATED, kmmlu_ask, kmmlu_negated
-from negbench.analyze.ko_negation import (CLAUSES, RELEASE_TYPES, SYNTACTIC_TYPES,
-                                          KoNegationDetector)
+from negbench.analyze.ko_negation import CLAUSES, RELEASE_TYPES, SYNTACTIC_TYPES, KoNegationDetector
 from negbench.tasks.konubench.tasks import LOCAL_TYPES, SPLITS, find_diag_file, find_split_file
 
 SCORED = SYNTACTIC_TYPES + ("anida",)
@@ -94,13 +94,15 @@ class Tally:
         rows = [(t, self.tp[t], self.fp[t], self.fn[t]) for t in SCORED]
         syn = [r for r in rows if r[0] in SYNTACTIC_TYPES]
         rows.append(("syntactic", *(sum(r[i] for r in syn) for i in (1, 2, 3))))
-        rows.append(("all", *(sum(r[i] for r in rows[:len(SCORED)]) for i in (1, 2, 3))))
+        rows.append(("all", *(sum(r[i] for r in rows[: len(SCORED)]) for i in (1, 2, 3))))
         return rows
 
 
 def print_tally(name: str, tally: Tally) -> None:
-    print(f"\n{name}: negations added to the original, by type (antonym negations, not "
-          f"detectable: {tally.antonym})")
+    print(
+        f"\n{name}: negations added to the original, by type (antonym negations, not "
+        f"detectable: {tally.antonym})"
+    )
     print(f"  {'type':10} {'TP':>6} {'FP':>6} {'FN':>6} {'P':>7} {'R':>7} {'F1':>7}")
     for t, tp, fp, fn in tally.rows():
         p, r, f = prf(tp, fp, fn)
@@ -116,18 +118,22 @@ def konubench(root: Path, det: KoNegationDetector, splits: tuple[str, ...]) -> N
         recs += json.loads(path.read_text(encoding="utf-8"))
     sents = []
     for r in recs:
-        sents += [r["original_sentence"], r["standard_negation"], r["paraphrase"],
-                  r.get("local_negation") or ""]
+        sents += [
+            r["original_sentence"],
+            r["standard_negation"],
+            r["paraphrase"],
+            r.get("local_negation") or "",
+        ]
     t0 = time.perf_counter()
     hits = list(det.detect_many(sents))
     dt = time.perf_counter() - t0
     std, loc, par = Tally(), Tally(), Tally()
-    pair = Counter()                      # sentence-pair level: does the detector see more?
+    pair = Counter()  # sentence-pair level: does the detector see more?
     clause_conf: Counter = Counter()
     std_main = Counter()
     orig_with_hit = 0
     for n, r in enumerate(recs):
-        o, s, p, ln = hits[4 * n: 4 * n + 4]
+        o, s, p, ln = hits[4 * n : 4 * n + 4]
         orig_with_hit += bool(o)
         sa, pa = added(s, o), added_by_type(p, o)
         pair["par_surface"] += len(added(p, o))
@@ -147,30 +153,41 @@ def konubench(root: Path, det: KoNegationDetector, splits: tuple[str, ...]) -> N
                 match = [h for h in la if h.type == scored[0]]
                 if len(match) == 1:
                     clause_conf[(LOCAL_TYPES[r["local_negation_type"]], match[0].clause)] += 1
-    print(f"\n=== Thunder-KoNUBench {'+'.join(splits)}: {len(recs)} items, {len(sents)} sentences "
-          f"analysed in {dt:.1f} s; {orig_with_hit} originals ({orig_with_hit / len(recs):.1%}) "
-          f"already hold a negation the detector sees")
+    print(
+        f"\n=== Thunder-KoNUBench {'+'.join(splits)}: {len(recs)} items, {len(sents)} sentences "
+        f"analysed in {dt:.1f} s; {orig_with_hit} originals ({orig_with_hit / len(recs):.1%}) "
+        f"already hold a negation the detector sees"
+    )
     print_tally("standard negation vs original", std)
     print_tally("local negation vs original", loc)
-    print(f"\nparaphrase vs original (should add no negation): {pair['par_surface']} hits whose "
-          f"surface is not in the original, {sum(par.fp.values())} beyond the original's count of "
-          f"their type (" + ", ".join(f"{t} {par.fp[t]}" for t in SCORED if par.fp[t])
-          + "); the latter, an upper bound on false positives (a paraphrase may also add a "
-          "genuine negation), is counted as false positives below")
+    print(
+        f"\nparaphrase vs original (should add no negation): {pair['par_surface']} hits whose "
+        f"surface is not in the original, {sum(par.fp.values())} beyond the original's count of "
+        f"their type ("
+        + ", ".join(f"{t} {par.fp[t]}" for t in SCORED if par.fp[t])
+        + "); the latter, an upper bound on false positives (a paraphrase may also add a "
+        "genuine negation), is counted as false positives below"
+    )
     tp, fn, fp = pair["std_tp"] + pair["loc_tp"], pair["std_fn"] + pair["loc_fn"], pair["par_fp"]
     p, r_, f = prf(tp, fp, fn)
-    print(f"\nsentence level (a sentence is 'negated' when the detector finds a negation its original "
-          f"lacks; for paraphrases, by type count): standard {pair['std_tp']}/{pair['std_tp'] + pair['std_fn']}, local "
-          f"{pair['loc_tp']}/{pair['loc_tp'] + pair['loc_fn']} found; paraphrases flagged "
-          f"{pair['par_fp']}/{pair['par_fp'] + pair['par_tn']}; P {p:.3f} R {r_:.3f} F1 {f:.3f}")
+    print(
+        f"\nsentence level (a sentence is 'negated' when the detector finds a negation its original "
+        f"lacks; for paraphrases, by type count): standard {pair['std_tp']}/{pair['std_tp'] + pair['std_fn']}, local "
+        f"{pair['loc_tp']}/{pair['loc_tp'] + pair['loc_fn']} found; paraphrases flagged "
+        f"{pair['par_fp']}/{pair['par_fp'] + pair['par_tn']}; P {p:.3f} R {r_:.3f} F1 {f:.3f}"
+    )
     tot = sum(std_main.values())
-    print(f"standard negation: {std_main[True]}/{tot} added hits read as main clause "
-          f"({std_main[True] / max(tot, 1):.1%})")
+    print(
+        f"standard negation: {std_main[True]}/{tot} added hits read as main clause "
+        f"({std_main[True] / max(tot, 1):.1%})"
+    )
     gold = ("adnominal", "adverbial", "noun", "quotation", "subordinate", "coordinated")
     total = sum(clause_conf.values())
     right = sum(v for (g, d), v in clause_conf.items() if g == d)
-    print(f"\nlocal negation clause type: {right}/{total} = {right / max(total, 1):.3f} "
-          f"(items whose single labelled negation was found once)")
+    print(
+        f"\nlocal negation clause type: {right}/{total} = {right / max(total, 1):.3f} "
+        f"(items whose single labelled negation was found once)"
+    )
     print(f"  {'release / detector':20}" + "".join(f"{c[:6]:>8}" for c in CLAUSES) + f"{'acc':>8}")
     for g in gold:
         row = [clause_conf[(g, c)] for c in CLAUSES]
@@ -184,9 +201,13 @@ def kmmlu(root: Path) -> None:
         path = find_diag_file(root, task)
         if path is None:
             sys.exit(f"no {task} file under {root}")
-        data[task] = [kmmlu_ask(r["question"]) for r in json.loads(path.read_text(encoding="utf-8"))]
-    print(f"\n=== KMMLU §3.3: {len(data['kmmlu-neg'])} released negated questions (the paper says "
-          f"{PAPER_KMMLU_NEGATED}), {len(data['kmmlu-pos'])} affirmative rewrites")
+        data[task] = [
+            kmmlu_ask(r["question"]) for r in json.loads(path.read_text(encoding="utf-8"))
+        ]
+    print(
+        f"\n=== KMMLU §3.3: {len(data['kmmlu-neg'])} released negated questions (the paper says "
+        f"{PAPER_KMMLU_NEGATED}), {len(data['kmmlu-pos'])} affirmative rewrites"
+    )
     for lexical in (False, True):
         det = KoNegationDetector(lexical=lexical)
         neg_hits = list(det.detect_many(data["kmmlu-neg"]))
@@ -197,8 +218,10 @@ def kmmlu(root: Path) -> None:
             tp, fp = sum(neg), sum(pos)
             p, r, f = prf(tp, fp, len(neg) - tp)
             name = f"{'syntactic + lexical' if lexical else 'syntactic only'}, {rule}"
-            print(f"  {name:36} selects {tp}/{len(neg)} negated, {fp}/{len(pos)} affirmative; "
-                  f"P {p:.3f} R {r:.3f} F1 {f:.3f}")
+            print(
+                f"  {name:36} selects {tp}/{len(neg)} negated, {fp}/{len(pos)} affirmative; "
+                f"P {p:.3f} R {r:.3f} F1 {f:.3f}"
+            )
             if lexical and rule == "last predicate":
                 missed = [q for q, x in zip(data["kmmlu-neg"], neg) if not x]
                 flagged = [q for q, x in zip(data["kmmlu-pos"], pos) if x]

@@ -20,6 +20,7 @@ subset.  Needs the raw release (../shared/data/not-a-dataset or $NEGBENCH_NOTADA
 
     python benchmarks/notadataset.py [--sentences 5000] [--naive 200] [--threads 2]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,45 +38,72 @@ FULL = 381_300
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sentences", type=int, default=5000)
     ap.add_argument("--naive", type=int, default=200, help="sentences timed in the naive loop")
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--row-tokens", type=int, default=None, help="engine max_row_tokens (default: engine's)")
-    ap.add_argument("--flat", type=int, default=1000, help="sentences timed without sharing (0: skip)")
+    ap.add_argument(
+        "--row-tokens", type=int, default=None, help="engine max_row_tokens (default: engine's)"
+    )
+    ap.add_argument(
+        "--flat", type=int, default=1000, help="sentences timed without sharing (0: skip)"
+    )
     ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     ap.add_argument("--dtype", default="float32", help="float32, bfloat16, float16")
-    ap.add_argument("--compare-cpu", type=int, default=0,
-                    help="also score the first N sentences on the CPU in float32 and report the "
-                         "largest |Δ P(True)| and prediction flips against this device/dtype")
+    ap.add_argument(
+        "--compare-cpu",
+        type=int,
+        default=0,
+        help="also score the first N sentences on the CPU in float32 and report the "
+        "largest |Δ P(True)| and prediction flips against this device/dtype",
+    )
     ap.add_argument("--batch-size", type=int, default=None, help="engine rows per forward")
     ap.add_argument("--max-batch-tokens", type=int, default=None, help="engine tokens per forward")
     args = ap.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     task = get_task(f"notadataset[sample={args.sentences},seed=0]")
-    pool = task.load("eval")         # whole blocks, every pattern present, ≥ --sentences
+    pool = task.load("eval")  # whole blocks, every pattern present, ≥ --sentences
     keep = set(random.Random(0).sample(range(len(pool)), min(args.sentences, len(pool))))
     docs = [d for i, d in enumerate(pool) if i in keep]
     spec = task.mode("next_token")
     reqs = [NextTokenRequest(spec.render(d).query, ("True", "False")) for d in docs]
     be = open_backend(args.model, dtype=args.dtype, device=args.device)
-    where = (torch.cuda.get_device_name(be.device) if str(be.device).startswith("cuda")
-             else f"cpu, torch threads {torch.get_num_threads()}")
-    print(f"model {args.model} ({args.dtype})  device {where}  sentences {len(reqs)} "
-          f"(stratified sample, all 11 patterns: {len({d['pattern_id'] for d in docs})})")
-    print(f"{'method':<12} {'sentences':>9} {'seconds':>8} {'sent/s':>8} {'tokens fwd':>10} "
-          f"{'model calls':>11} {'projected 381,300':>18}")
+    where = (
+        torch.cuda.get_device_name(be.device)
+        if str(be.device).startswith("cuda")
+        else f"cpu, torch threads {torch.get_num_threads()}"
+    )
+    print(
+        f"model {args.model} ({args.dtype})  device {where}  sentences {len(reqs)} "
+        f"(stratified sample, all 11 patterns: {len({d['pattern_id'] for d in docs})})"
+    )
+    print(
+        f"{'method':<12} {'sentences':>9} {'seconds':>8} {'sent/s':>8} {'tokens fwd':>10} "
+        f"{'model calls':>11} {'projected 381,300':>18}"
+    )
 
     def row(name, n, dt, fwd="", calls=""):
         rate = n / dt
         proj = FULL / rate
-        print(f"{name:<12} {n:>9} {dt:>8.1f} {rate:>8.1f} {fwd!s:>10} {calls!s:>11} "
-              f"{proj / 3600:>10.2f} h ({proj / 60:.0f} min)", flush=True)
+        print(
+            f"{name:<12} {n:>9} {dt:>8.1f} {rate:>8.1f} {fwd!s:>10} {calls!s:>11} "
+            f"{proj / 3600:>10.2f} h ({proj / 60:.0f} min)",
+            flush=True,
+        )
 
-    kw = {k: v for k, v in (("max_row_tokens", args.row_tokens), ("batch_size", args.batch_size),
-                            ("max_batch_tokens", args.max_batch_tokens)) if v}
+    kw = {
+        k: v
+        for k, v in (
+            ("max_row_tokens", args.row_tokens),
+            ("batch_size", args.batch_size),
+            ("max_batch_tokens", args.max_batch_tokens),
+        )
+        if v
+    }
     eng = Engine(be, None, EngineConfig(progress=False, **kw))
     t = time.perf_counter()
     got = eng.run(reqs)
@@ -85,13 +113,18 @@ def main() -> None:
     if args.flat:
         flat = Engine(be, None, EngineConfig(progress=False, share_prefix=False, batch_size=64))
         t = time.perf_counter()
-        flat.run(reqs[:args.flat])
+        flat.run(reqs[: args.flat])
         dt = time.perf_counter() - t
-        row("engine-flat", len(reqs[:args.flat]), dt, flat.last_stats.forwarded_tokens,
-            flat.last_stats.model_calls)
+        row(
+            "engine-flat",
+            len(reqs[: args.flat]),
+            dt,
+            flat.last_stats.forwarded_tokens,
+            flat.last_stats.model_calls,
+        )
 
     # naive: two log-likelihood requests per sentence, one full forward each
-    sub = reqs[:args.naive]
+    sub = reqs[: args.naive]
     tok = be.tokenizer
     t = time.perf_counter()
     fwd = 0
@@ -117,15 +150,23 @@ def main() -> None:
     print(f"max |P(True) engine - P(True) direct forward| on {len(sub)} sentences: {max_dp:.2e}")
     if args.compare_cpu and str(be.device) != "cpu":
         n = min(args.compare_cpu, len(reqs))
-        ref = Engine(open_backend(args.model, dtype="float32", device="cpu"), None,
-                     EngineConfig(progress=False)).run(reqs[:n])
+        ref = Engine(
+            open_backend(args.model, dtype="float32", device="cpu"),
+            None,
+            EngineConfig(progress=False),
+        ).run(reqs[:n])
 
         def p_true(a):
-            return 1 / (1 + torch.exp(torch.tensor(a.logprobs["False"] - a.logprobs["True"])).item())
+            return 1 / (
+                1 + torch.exp(torch.tensor(a.logprobs["False"] - a.logprobs["True"])).item()
+            )
+
         dps = [abs(p_true(a) - p_true(b)) for a, b in zip(got[:n], ref)]
         flips = sum((p_true(a) > 0.5) != (p_true(b) > 0.5) for a, b in zip(got[:n], ref))
-        print(f"{args.device} {args.dtype} vs cpu float32 on {n} sentences: max |Δ P(True)| "
-              f"{max(dps):.2e}, mean {sum(dps) / n:.2e}, prediction flips {flips}")
+        print(
+            f"{args.device} {args.dtype} vs cpu float32 on {n} sentences: max |Δ P(True)| "
+            f"{max(dps):.2e}, mean {sum(dps) / n:.2e}, prediction flips {flips}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ is computed; ``--shard-size`` 2,000 by default so every row streams):
 
     python benchmarks/notadataset_scale.py [--sizes 2000,20000] [--full-shards 3] [--cheap-full]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,18 +48,25 @@ class Row:
     wall_s: float
     cpu_s: float
     rss_mb: float
-    rate: float                    # sentences/s of the run itself (results.json wall_s)
+    rate: float  # sentences/s of the run itself (results.json wall_s)
     note: str = ""
 
 
-def child(argv: list[str], log: Path, stop_after_shards: int | None = None) -> tuple[float, float, float, int]:
+def child(
+    argv: list[str], log: Path, stop_after_shards: int | None = None
+) -> tuple[float, float, float, int]:
     """Run ``argv``; (wall s, CPU s, peak RSS MB, exit status) from os.wait4.  With
     ``stop_after_shards`` the child gets SIGTERM once that many shards are logged done (peak RSS
     and CPU of a killed child are reported all the same)."""
     t = time.perf_counter()
     with open(log, "wb") as err:
-        proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
-                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        proc = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )
         if stop_after_shards:
             while proc.poll() is None:
                 if log.read_text(errors="replace").count(" done: ") >= stop_after_shards:
@@ -66,15 +74,35 @@ def child(argv: list[str], log: Path, stop_after_shards: int | None = None) -> t
                     break
                 time.sleep(0.5)
         _, status, ru = os.wait4(proc.pid, 0)
-    return (time.perf_counter() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024,
-            os.waitstatus_to_exitcode(status))
+    return (
+        time.perf_counter() - t,
+        ru.ru_utime + ru.ru_stime,
+        ru.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+    )
 
 
-def run_cmd(model: str, task: str, out: Path, shard_size: int, threads: int | None,
-            limit: int | None) -> list[str]:
-    argv = [sys.executable, "-m", "negbench.cli", "run", "--model", model, "--tasks", task,
-            "--modes", "next_token", "--output", str(out), "--no-cache", "--quiet",
-            "--shard-size", str(shard_size)]
+def run_cmd(
+    model: str, task: str, out: Path, shard_size: int, threads: int | None, limit: int | None
+) -> list[str]:
+    argv = [
+        sys.executable,
+        "-m",
+        "negbench.cli",
+        "run",
+        "--model",
+        model,
+        "--tasks",
+        task,
+        "--modes",
+        "next_token",
+        "--output",
+        str(out),
+        "--no-cache",
+        "--quiet",
+        "--shard-size",
+        str(shard_size),
+    ]
     if limit:
         argv += ["--limit", str(limit)]
     if threads:
@@ -97,15 +125,24 @@ def narrow_model(folder: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
     from negbench.backends.sources import cache_root
+
     src = sorted((cache_root() / "models").glob("SmolLM2-135M-Instruct*"))
     if not src:
         sys.exit("--cheap-full needs SmolLM2's converted folder: run 'negbench run' once first")
     tok = AutoTokenizer.from_pretrained(src[0])
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128,
-                      num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                      max_position_embeddings=2048, bos_token_id=tok.bos_token_id,
-                      eos_token_id=tok.eos_token_id, tie_word_embeddings=True)
+    cfg = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=True,
+    )
     LlamaForCausalLM(cfg).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
@@ -114,17 +151,28 @@ def narrow_model(folder: Path) -> Path:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="2000,20000", help="sentence counts (--limit) to measure")
-    ap.add_argument("--model", default="smollm2-135m-instruct",
-                    help="a negbench model spec, or 'narrow': the --cheap-full model for every row")
+    ap.add_argument(
+        "--model",
+        default="smollm2-135m-instruct",
+        help="a negbench model spec, or 'narrow': the --cheap-full model for every row",
+    )
     ap.add_argument("--shard-size", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--full-shards", type=int, default=0,
-                    help="also run all 381,300 sentences and stop after this many shards")
-    ap.add_argument("--cheap-full", action="store_true",
-                    help="also run all 381,300 end to end with a narrow random model")
+    ap.add_argument(
+        "--full-shards",
+        type=int,
+        default=0,
+        help="also run all 381,300 sentences and stop after this many shards",
+    )
+    ap.add_argument(
+        "--cheap-full",
+        action="store_true",
+        help="also run all 381,300 end to end with a narrow random model",
+    )
     ap.add_argument("--work", default=None, help="folder for the runs (default: a temp folder)")
     args = ap.parse_args()
     import negbench.tasks.notadataset.tasks as nad
+
     if not Path(nad.default_source()).exists():
         sys.exit(f"the release is not at {nad.default_source()} (set NEGBENCH_NOTADATASET)")
     work = Path(args.work or tempfile.mkdtemp(prefix="nad-scale-"))
@@ -135,44 +183,81 @@ def main() -> None:
     sizes = [int(x) for x in args.sizes.split(",") if x]
     for n in sizes:
         out = work / f"run-{n}"
-        rows.append(measured(f"{n:,}", run_cmd(args.model, "notadataset", out, args.shard_size,
-                                                args.threads, n), out, n))
+        rows.append(
+            measured(
+                f"{n:,}",
+                run_cmd(args.model, "notadataset", out, args.shard_size, args.threads, n),
+                out,
+                n,
+            )
+        )
         print(rows[-1], flush=True)
     if sizes:
         last = rows[-1]
         run_s = last.sentences / last.rate
-        fixed = last.wall_s - run_s                      # model load + data preparation
-        rows.append(Row("381,300 proj", FULL, fixed + FULL / last.rate, float("nan"),
-                        float("nan"), last.rate, f"projected from the {last.name} row's rate"))
+        fixed = last.wall_s - run_s  # model load + data preparation
+        rows.append(
+            Row(
+                "381,300 proj",
+                FULL,
+                fixed + FULL / last.rate,
+                float("nan"),
+                float("nan"),
+                last.rate,
+                f"projected from the {last.name} row's rate",
+            )
+        )
     if args.full_shards:
         out = work / "run-full-partial"
         argv = run_cmd(args.model, "notadataset", out, args.shard_size, args.threads, None)
         wall, cpu, rss, code = child(argv, out.with_suffix(".log"), args.full_shards)
         log = out.with_suffix(".log").read_text(errors="replace")
-        rates = [float(x.split(" samples/s")[0].rsplit(" ", 1)[1])
-                 for x in log.splitlines() if " done: " in x]
-        rows.append(Row(f"381,300 ({args.full_shards} shards)", args.full_shards * args.shard_size,
-                        wall, cpu, rss, rates[-1] if rates else float("nan"),
-                        f"stopped after {len(rates)} shards (exit {code}); full data preparation"))
+        rates = [
+            float(x.split(" samples/s")[0].rsplit(" ", 1)[1])
+            for x in log.splitlines()
+            if " done: " in x
+        ]
+        rows.append(
+            Row(
+                f"381,300 ({args.full_shards} shards)",
+                args.full_shards * args.shard_size,
+                wall,
+                cpu,
+                rss,
+                rates[-1] if rates else float("nan"),
+                f"stopped after {len(rates)} shards (exit {code}); full data preparation",
+            )
+        )
         print(rows[-1], flush=True)
     if args.cheap_full:
         model = work / "narrow-smollm2-tokenizer"
         if not (model / "config.json").is_file():
             narrow_model(model)
         out = work / "run-full-narrow"
-        rows.append(measured("381,300 narrow", run_cmd(str(model), "notadataset", out,
-                                                       args.shard_size, args.threads, None),
-                             out, FULL))
+        rows.append(
+            measured(
+                "381,300 narrow",
+                run_cmd(str(model), "notadataset", out, args.shard_size, args.threads, None),
+                out,
+                FULL,
+            )
+        )
         rows[-1].note += "; narrow random model, SmolLM2 tokenizer"
         print(rows[-1], flush=True)
-    print(f"\nmodel {args.model}, next_token, --shard-size {args.shard_size}, --no-cache, "
-          f"{os.cpu_count()} CPUs; runs in {work}")
-    print(f"| {'sentences':<22} | {'wall s':>8} | {'CPU s':>8} | {'peak RSS MB':>11} | "
-          f"{'sentences/s':>11} | note")
+    print(
+        f"\nmodel {args.model}, next_token, --shard-size {args.shard_size}, --no-cache, "
+        f"{os.cpu_count()} CPUs; runs in {work}"
+    )
+    print(
+        f"| {'sentences':<22} | {'wall s':>8} | {'CPU s':>8} | {'peak RSS MB':>11} | "
+        f"{'sentences/s':>11} | note"
+    )
     print(f"|{'-' * 24}|{'-' * 10}:|{'-' * 10}:|{'-' * 13}:|{'-' * 13}:|---")
     for r in rows:
-        print(f"| {r.name:<22} | {r.wall_s:>8.1f} | {r.cpu_s:>8.1f} | {r.rss_mb:>11.0f} | "
-              f"{r.rate:>11.1f} | {r.note}")
+        print(
+            f"| {r.name:<22} | {r.wall_s:>8.1f} | {r.cpu_s:>8.1f} | {r.rss_mb:>11.0f} | "
+            f"{r.rate:>11.1f} | {r.note}"
+        )
 
 
 if __name__ == "__main__":

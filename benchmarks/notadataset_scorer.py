@@ -6,6 +6,7 @@ records shaped like a run's samples — no model, no data files.
 
 Prints seconds per run and seconds per 100k sentences (best of the repeats).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,9 +16,13 @@ import time
 from negbench.tasks.notadataset.tasks import metrics
 from negbench.tasks.notadataset.truth_scorer import ANTONYMY, regular_label
 
-TYPES = [("affirmation", "none", "none"), ("verbal", "analytic", "clausal"),
-         ("verbal", "synthetic", "subclausal"), ("non_verbal", "analytic", "subclausal"),
-         ("non_verbal", "synthetic", "clausal")]
+TYPES = [
+    ("affirmation", "none", "none"),
+    ("verbal", "analytic", "clausal"),
+    ("verbal", "synthetic", "subclausal"),
+    ("non_verbal", "analytic", "subclausal"),
+    ("non_verbal", "synthetic", "clausal"),
+]
 
 
 def records(n: int, seed: int = 0) -> list[dict]:
@@ -37,15 +42,29 @@ def records(n: int, seed: int = 0) -> list[dict]:
             if rnd.random() < 0.1:
                 label = not label
             p = rnd.random()
-            out.append({"meta": {"pattern_id": pid, "block": block, "negation_type": neg,
-                                 "semantic_type": sem, "syntactic_scope": scope,
-                                 "is_distractor": dist, "label": label, "block_size": size},
-                        "pred_bool": p > 0.5, "p_true": p})
+            out.append(
+                {
+                    "meta": {
+                        "pattern_id": pid,
+                        "block": block,
+                        "negation_type": neg,
+                        "semantic_type": sem,
+                        "syntactic_scope": scope,
+                        "is_distractor": dist,
+                        "label": label,
+                        "block_size": size,
+                    },
+                    "pred_bool": p > 0.5,
+                    "p_true": p,
+                }
+            )
     return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--sentences", type=int, nargs="+", default=[100_000, 381_300])
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()

@@ -10,6 +10,7 @@ main causes of mismatch.
 
     python benchmarks/notadataset_templates.py [--release ZIP|DIR] [--patterns 1,5] [--blocks N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,13 +21,24 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import negbench.tasks.notadataset.build.inflect_en as inflect_en
-from negbench.tasks.notadataset.build.templates import _triples_by_block, instantiate, recover_templates
+from negbench.tasks.notadataset.build.templates import (
+    _triples_by_block,
+    instantiate,
+    recover_templates,
+)
 from negbench.tasks.notadataset.tasks import Release, read_raw
 
 
 def default_release() -> Path:
     here = Path(__file__).resolve().parents[1]
-    return here.parent / "shared" / "data" / "not-a-dataset" / "data" / "This-is-not-a-dataset_RAW_DATA.zip"
+    return (
+        here.parent
+        / "shared"
+        / "data"
+        / "not-a-dataset"
+        / "data"
+        / "This-is-not-a-dataset_RAW_DATA.zip"
+    )
 
 
 def release_triples(release: Release) -> dict:
@@ -45,23 +57,38 @@ def subset(release: Release, patterns: set[int] | None, blocks: int | None) -> R
             continue
         per[b.pattern_id] += 1
         keep[k] = b
-    return Release([s for s in release.sentences if s.block in keep], keep, release.source,
-                   release.split_counts)
+    return Release(
+        [s for s in release.sentences if s.block in keep],
+        keep,
+        release.source,
+        release.split_counts,
+    )
 
 
 def categorise(gen: str, ref: str, terms: dict, exc) -> str:
     """A short cause for one mismatching sentence (same template id and kind)."""
     a, b = gen.split(), ref.split()
-    ops = [o for o in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes() if o[0] != "equal"]
+    ops = [
+        o
+        for o in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+        if o[0] != "equal"
+    ]
     if not ops:
         return "whitespace/case"
     g = " ".join(" ".join(a[i1:i2]) for _, i1, i2, _, _ in ops).lower()
     r = " ".join(" ".join(b[j1:j2]) for _, _, _, j1, j2 in ops).lower()
-    if {g, r} <= {"a", "an"} or (g.split()[:1] in (["a"], ["an"]) and r.split()[:1] in (["a"], ["an"])
-                                 and g.split()[1:] == r.split()[1:]):
+    if {g, r} <= {"a", "an"} or (
+        g.split()[:1] in (["a"], ["an"])
+        and r.split()[:1] in (["a"], ["an"])
+        and g.split()[1:] == r.split()[1:]
+    ):
         return "article a/an"
     for t in terms.values():
-        if t.definition and len(r.split()) > 1 and (g in t.definition.lower() or r in t.definition.lower()):
+        if (
+            t.definition
+            and len(r.split()) > 1
+            and (g in t.definition.lower() or r in t.definition.lower())
+        ):
             return "gloss text differs from WordNet definition"
     for t in terms.values():
         w = t.word.lower()
@@ -127,21 +154,41 @@ def main(argv=None) -> int:
                 head = c.split(":")[0]
                 causes[(pid, head)] += 1
                 if len(examples[head]) < args.examples:
-                    examples[head].append((pid, s.template, kind, g.sentence if g else None, s.sentence))
-        rows.append((pid, len(pt.templates) if pt else 0,
-                     sum(len(t.variants) for t in pt.templates) if pt else 0, n_blocks, n_rel, n_gen,
-                     n_exact, n_match, rec.agreement.get(pid, 0.0)))
-        for k, v in zip(("blocks", "rel", "gen", "exact", "match"), (n_blocks, n_rel, n_gen, n_exact, n_match)):
+                    examples[head].append(
+                        (pid, s.template, kind, g.sentence if g else None, s.sentence)
+                    )
+        rows.append(
+            (
+                pid,
+                len(pt.templates) if pt else 0,
+                sum(len(t.variants) for t in pt.templates) if pt else 0,
+                n_blocks,
+                n_rel,
+                n_gen,
+                n_exact,
+                n_match,
+                rec.agreement.get(pid, 0.0),
+            )
+        )
+        for k, v in zip(
+            ("blocks", "rel", "gen", "exact", "match"), (n_blocks, n_rel, n_gen, n_exact, n_match)
+        ):
             tot[k] += v
     print(f"release: {args.release}  (read in memory; {time.time() - t0:.1f}s)")
-    print(f"{'pattern':>7} {'templ':>5} {'variants':>8} {'blocks':>6} {'release':>8} {'regen':>8} "
-          f"{'exact':>8} {'exact%':>8} {'size ok':>7} {'vote agr':>8}")
+    print(
+        f"{'pattern':>7} {'templ':>5} {'variants':>8} {'blocks':>6} {'release':>8} {'regen':>8} "
+        f"{'exact':>8} {'exact%':>8} {'size ok':>7} {'vote agr':>8}"
+    )
     for pid, nt, nv, nb, nr, ng, ne, nm, agr in rows:
-        print(f"{'#%02d' % pid:>7} {nt:>5} {nv:>8} {nb:>6} {nr:>8} {ng:>8} {ne:>8} "
-              f"{100 * ne / nr if nr else 0:>7.3f}% {nm:>3}/{nb:<3} {100 * agr:>7.2f}%")
-    print(f"{'all':>7} {'':>5} {'':>8} {tot['blocks']:>6} {tot['rel']:>8} {tot['gen']:>8} "
-          f"{tot['exact']:>8} {100 * tot['exact'] / max(tot['rel'], 1):>7.3f}% "
-          f"{tot['match']:>3}/{tot['blocks']}")
+        print(
+            f"{'#%02d' % pid:>7} {nt:>5} {nv:>8} {nb:>6} {nr:>8} {ng:>8} {ne:>8} "
+            f"{100 * ne / nr if nr else 0:>7.3f}% {nm:>3}/{nb:<3} {100 * agr:>7.2f}%"
+        )
+    print(
+        f"{'all':>7} {'':>5} {'':>8} {tot['blocks']:>6} {tot['rel']:>8} {tot['gen']:>8} "
+        f"{tot['exact']:>8} {100 * tot['exact'] / max(tot['rel'], 1):>7.3f}% "
+        f"{tot['match']:>3}/{tot['blocks']}"
+    )
     print("\nmismatches by cause (pattern, cause: sentences):")
     for (pid, c), n in sorted(causes.items(), key=lambda x: -x[1])[:25]:
         print(f"  #{pid:02d} {c}: {n}")

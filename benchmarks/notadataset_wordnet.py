@@ -11,6 +11,7 @@ and sense numbers).
 
     python benchmarks/notadataset_wordnet.py [--release ZIP|DIR] [--wordnet DIR] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,7 @@ def main(argv=None) -> int:
     # from the Core substitute; BLCs, Top Ontology and Morphosemantic substitutes still apply)
     oracle_core = defaultdict(list)
     for tr in triples:
-        for t in ((tr.a,) if tr.relation == "variant" else (tr.a, tr.b)):
+        for t in (tr.a,) if tr.relation == "variant" else (tr.a, tr.b):
             o = T.resolve_release_term(wn, t.synset, t.word, t.sense)
             form = next((w for w in wn.synset(o).words if w.lower() == t.word.lower()), t.word)
             if (form, o) not in oracle_core[o[-1]]:
@@ -64,7 +65,9 @@ def main(argv=None) -> int:
         ra = T.resolve_release_term(wn, a.synset, a.word, a.sense)
         rb = T.resolve_release_term(wn, b.synset, b.word, b.sense)
         s["offset_moved"] += (ra != a.synset) + (len(terms) > 1 and rb != b.synset)
-        s["real_senses"] += bool(ra and rb) and T.is_real_relation(wn, tr.relation, ra, a.word, rb, b.word)
+        s["real_senses"] += bool(ra and rb) and T.is_real_relation(
+            wn, tr.relation, ra, a.word, rb, b.word
+        )
         release_keys[p].add((tr.relation, a.word.lower(), a.sense, b.word.lower(), b.sense))
         for (slot, kind), d in zip(T.DISTRACTOR_SLOTS[p], tr.distractors):
             rep = tr.a if slot == "a" else tr.b
@@ -82,9 +85,11 @@ def main(argv=None) -> int:
     print(f"load + parse {t1 - t0:.1f}s; resources + extraction (seed {args.seed}) {t2 - t1:.1f}s")
     print("resources: " + "; ".join(f"{k}: {v}" for k, v in res.notes.items()))
     print()
-    print("| # | relation | release triples | Table 2 | real WN rel. (offsets) | real WN rel. (word senses) "
-          "| verb/noun offsets moved | distractors: rule (word senses) | distractors: ≠ synset lexfile "
-          "| ours | ours ∩ release | ours, release senses as Core | that ∩ release |")
+    print(
+        "| # | relation | release triples | Table 2 | real WN rel. (offsets) | real WN rel. (word senses) "
+        "| verb/noun offsets moved | distractors: rule (word senses) | distractors: ≠ synset lexfile "
+        "| ours | ours ∩ release | ours, release senses as Core | that ∩ release |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     tot = defaultdict(int)
     for p in T.PATTERNS:
@@ -95,11 +100,13 @@ def main(argv=None) -> int:
         ointer = len(oo & release_keys[p])
         n = s["blocks"]
         pct = lambda x, d: f"{100 * x / d:.1f}%" if d else "-"  # noqa: E731
-        print(f"| {p:02d} | {T.RELATION[p]} | {n} | {T.TABLE2_TRIPLES[p]} | {pct(s['real_offsets'], n)} "
-              f"| {pct(s['real_senses'], n)} | {s['offset_moved']} | {pct(s['d_rule'], s['distractors'])} "
-              f"| {pct(s['d_synset'], s['distractors'])} | {len(ours.get(p, []))} "
-              f"| {inter} ({pct(inter, len(release_keys[p]))} of {len(release_keys[p])} distinct) "
-              f"| {len(oo)} | {ointer} ({pct(ointer, len(release_keys[p]))}) |")
+        print(
+            f"| {p:02d} | {T.RELATION[p]} | {n} | {T.TABLE2_TRIPLES[p]} | {pct(s['real_offsets'], n)} "
+            f"| {pct(s['real_senses'], n)} | {s['offset_moved']} | {pct(s['d_rule'], s['distractors'])} "
+            f"| {pct(s['d_synset'], s['distractors'])} | {len(ours.get(p, []))} "
+            f"| {inter} ({pct(inter, len(release_keys[p]))} of {len(release_keys[p])} distinct) "
+            f"| {len(oo)} | {ointer} ({pct(ointer, len(release_keys[p]))}) |"
+        )
         for k in ("blocks", "real_offsets", "real_senses", "distractors", "d_rule", "d_synset"):
             tot[k] += s[k]
         tot["ours"] += len(ours.get(p, []))
@@ -108,24 +115,30 @@ def main(argv=None) -> int:
         tot["ointer"] += ointer
         tot["distinct"] += len(release_keys[p])
     pct = lambda x, d: f"{100 * x / d:.1f}%" if d else "-"  # noqa: E731
-    print(f"| all | | {tot['blocks']} | {sum(T.TABLE2_TRIPLES.values())} | {pct(tot['real_offsets'], tot['blocks'])} "
-          f"| {pct(tot['real_senses'], tot['blocks'])} | | {pct(tot['d_rule'], tot['distractors'])} "
-          f"| {pct(tot['d_synset'], tot['distractors'])} | {tot['ours']} "
-          f"| {tot['inter']} ({pct(tot['inter'], tot['distinct'])}) | {tot['oracle']} "
-          f"| {tot['ointer']} ({pct(tot['ointer'], tot['distinct'])}) |")
+    print(
+        f"| all | | {tot['blocks']} | {sum(T.TABLE2_TRIPLES.values())} | {pct(tot['real_offsets'], tot['blocks'])} "
+        f"| {pct(tot['real_senses'], tot['blocks'])} | | {pct(tot['d_rule'], tot['distractors'])} "
+        f"| {pct(tot['d_synset'], tot['distractors'])} | {tot['ours']} "
+        f"| {tot['inter']} ({pct(tot['inter'], tot['distinct'])}) | {tot['oracle']} "
+        f"| {tot['ointer']} ({pct(tot['ointer'], tot['distinct'])}) |"
+    )
     # the Core WordNet substitute against the senses the release uses
     rs = defaultdict(set)
     for tr in triples:
-        for t in ((tr.a,) if tr.relation == "variant" else (tr.a, tr.b)):
+        for t in (tr.a,) if tr.relation == "variant" else (tr.a, tr.b):
             pos = t.synset.rpartition("-")[2]
             rs[pos].add((t.word.lower(), T.resolve_release_term(wn, t.synset, t.word, t.sense)))
     for pos in ("n", "v"):
         mine = {(w.lower(), o) for w, o in res.core[pos]}
-        print(f"Core substitute ({pos}): {len(mine)} senses; the release's {len(rs[pos])} {pos}-senses: "
-              f"{len(rs[pos] & mine)} in it ({100 * len(rs[pos] & mine) / max(1, len(rs[pos])):.1f}%)")
+        print(
+            f"Core substitute ({pos}): {len(mine)} senses; the release's {len(rs[pos])} {pos}-senses: "
+            f"{len(rs[pos] & mine)} in it ({100 * len(rs[pos] & mine) / max(1, len(rs[pos])):.1f}%)"
+        )
     blc_hits = sum(1 for _, o in rs["n"] if o in res.blc)
-    print(f"BLC substitute: {len(res.blc)} synsets; of the release's noun senses {blc_hits} fall on one "
-          f"(the paper excludes BLCs from #01/#03/#05 triples)")
+    print(
+        f"BLC substitute: {len(res.blc)} synsets; of the release's noun senses {blc_hits} fall on one "
+        f"(the paper excludes BLCs from #01/#03/#05 triples)"
+    )
     return 0
 
 

@@ -14,6 +14,7 @@ the load numbers).
 
 Needs the benchmarks' data (``$NEGBENCH_DATA`` …); benchmarks without data are listed, not run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,9 @@ def load() -> str:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--model", default="smollm2-135m-instruct")
     ap.add_argument("--out", default=None, help="profile folder (default: a temporary one)")
     ap.add_argument("--threads", type=int, default=None)
@@ -43,8 +46,22 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="negbench-profile-bench-"))
     out = Path(args.out) if args.out else tmp / "profile"
-    cmd = [sys.executable, "-m", "negbench.cli", "profile", "--model", args.model, "--preset", "quick",
-           "--cache", str(tmp / "responses.sqlite"), "--out", str(out), "--quiet", *args.extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "negbench.cli",
+        "profile",
+        "--model",
+        args.model,
+        "--preset",
+        "quick",
+        "--cache",
+        str(tmp / "responses.sqlite"),
+        "--out",
+        str(out),
+        "--quiet",
+        *args.extra,
+    ]
     if args.threads:
         cmd += ["--threads", str(args.threads)]
     if args.benchmarks:
@@ -67,8 +84,10 @@ def main() -> int:
             rows = [r for r in m.get("headline", []) if r["units"] and r["benchmark"] == b["key"]]
             items = ", ".join(f"{r['task']} {r['n']}" for r in rows) or "–"
             print(f"{p['name']:<24} {p['status']:<12} {p.get('wall_s') or 0:>8.1f}  {items}")
-    print(f"\nwall {wall:.1f} s (target {TARGET_S} s: {'met' if wall <= TARGET_S else 'missed'}), "
-          f"CPU {ru.ru_utime + ru.ru_stime:.1f} s, peak RSS {ru.ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"\nwall {wall:.1f} s (target {TARGET_S} s: {'met' if wall <= TARGET_S else 'missed'}), "
+        f"CPU {ru.ru_utime + ru.ru_stime:.1f} s, peak RSS {ru.ru_maxrss / 1024:.0f} MiB"
+    )
     return 0
 
 

@@ -21,6 +21,7 @@ sample of train blocks; needs the raw release); ``--recipe``/``--data`` choose o
 prompt-weighted loss of the notadataset recipe is turned off (``prompt_loss_weight=0``) unless
 ``--weighted``: the plain script then uses the same weighted ``compute_loss``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,42 +35,66 @@ import time
 from pathlib import Path
 
 
-
 def _peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024      # Linux: KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
 def _gpu_peak_mb() -> float | None:
     import torch
+
     if torch.cuda.is_available() and torch.cuda.max_memory_allocated() > 0:
-        return torch.cuda.max_memory_allocated() / 2 ** 20
+        return torch.cuda.max_memory_allocated() / 2**20
     return None
 
 
 # -- the two children ----------------------------------------------------------------------------
 def child_negbench(spec: dict) -> dict:
     import torch
+
     torch.set_num_threads(spec["threads"])
     from negbench.train.trainer import train
-    out = Path(spec["work"]) / f"negbench-out-{os.getpid()}"      # a fresh one: never reused
-    adapter = train(spec["recipe"], spec["model"], out, data=spec["data"],
-                    overrides=spec["overrides"], max_steps=spec["steps"], eval=False,
-                    device=spec["device"], threads=spec["threads"], overwrite=True, restart=True,
-                    log=lambda s: print(s, file=sys.stderr))
+
+    out = Path(spec["work"]) / f"negbench-out-{os.getpid()}"  # a fresh one: never reused
+    adapter = train(
+        spec["recipe"],
+        spec["model"],
+        out,
+        data=spec["data"],
+        overrides=spec["overrides"],
+        max_steps=spec["steps"],
+        eval=False,
+        device=spec["device"],
+        threads=spec["threads"],
+        overwrite=True,
+        restart=True,
+        log=lambda s: print(s, file=sys.stderr),
+    )
     info = json.loads((adapter / "negbench_train.json").read_text())
     tp = info["throughput"]
-    return {"steps": info["steps"], "tokens": tp["tokens_this_session"],
-            "train_s": tp["train_runtime_s"], "final_loss": info["loss_history"][-1]["loss"],
-            "tokenized": info["data"]["tokenized"]["fingerprint"],
-            "precision": info["precision"]}
+    return {
+        "steps": info["steps"],
+        "tokens": tp["tokens_this_session"],
+        "train_s": tp["train_runtime_s"],
+        "final_loss": info["loss_history"][-1]["loss"],
+        "tokenized": info["data"]["tokenized"]["fingerprint"],
+        "precision": info["precision"],
+    }
 
 
 def child_plain(spec: dict) -> dict:
     import torch
+
     torch.set_num_threads(spec["threads"])
     from peft import LoraConfig, get_peft_model
-    from transformers import (AutoModelForCausalLM, AutoTokenizer, DataCollatorForSeq2Seq,
-                              Trainer, TrainingArguments, set_seed)
+    from transformers import (
+        AutoModelForCausalLM,
+        AutoTokenizer,
+        DataCollatorForSeq2Seq,
+        Trainer,
+        TrainingArguments,
+        set_seed,
+    )
+
     r = spec["recipe_settings"]
     examples = json.loads(Path(spec["examples"]).read_text())
     bf16 = spec["bf16"]
@@ -77,36 +102,63 @@ def child_plain(spec: dict) -> dict:
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     model = AutoModelForCausalLM.from_pretrained(
-        spec["weights"], dtype=torch.bfloat16 if bf16 else torch.float32).to(spec["device"])
+        spec["weights"], dtype=torch.bfloat16 if bf16 else torch.float32
+    ).to(spec["device"])
     model.config.use_cache = False
     set_seed(r["seed"])
     target = "all-linear" if r["lora_target"] == ["all"] else r["lora_target"]
-    model = get_peft_model(model, LoraConfig(r=r["lora_rank"], lora_alpha=r["lora_alpha"],
-                                             lora_dropout=r["lora_dropout"], target_modules=target,
-                                             bias="none", task_type="CAUSAL_LM"))
+    model = get_peft_model(
+        model,
+        LoraConfig(
+            r=r["lora_rank"],
+            lora_alpha=r["lora_alpha"],
+            lora_dropout=r["lora_dropout"],
+            target_modules=target,
+            bias="none",
+            task_type="CAUSAL_LM",
+        ),
+    )
     args = TrainingArguments(
-        output_dir=str(Path(spec["work"]) / "plain-out"), max_steps=spec["steps"],
+        output_dir=str(Path(spec["work"]) / "plain-out"),
+        max_steps=spec["steps"],
         per_device_train_batch_size=r["per_device_train_batch_size"],
         gradient_accumulation_steps=r["gradient_accumulation_steps"],
-        learning_rate=r["learning_rate"], num_train_epochs=r["num_train_epochs"],
-        lr_scheduler_type=r["lr_scheduler_type"], warmup_steps=r["warmup_ratio"],
-        weight_decay=r["weight_decay"], max_grad_norm=r["max_grad_norm"], optim=r["optim"],
-        bf16=bf16, seed=r["seed"], logging_steps=r["logging_steps"], save_strategy="steps",
-        save_steps=r["save_steps"], save_total_limit=r["save_total_limit"], report_to="none",
-        disable_tqdm=True, remove_unused_columns=False, dataloader_num_workers=0,
-        include_num_input_tokens_seen="non_padding", use_cpu=spec["device"] == "cpu")
+        learning_rate=r["learning_rate"],
+        num_train_epochs=r["num_train_epochs"],
+        lr_scheduler_type=r["lr_scheduler_type"],
+        warmup_steps=r["warmup_ratio"],
+        weight_decay=r["weight_decay"],
+        max_grad_norm=r["max_grad_norm"],
+        optim=r["optim"],
+        bf16=bf16,
+        seed=r["seed"],
+        logging_steps=r["logging_steps"],
+        save_strategy="steps",
+        save_steps=r["save_steps"],
+        save_total_limit=r["save_total_limit"],
+        report_to="none",
+        disable_tqdm=True,
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        include_num_input_tokens_seen="non_padding",
+        use_cpu=spec["device"] == "cpu",
+    )
     collate = DataCollatorForSeq2Seq(tok, padding=True, label_pad_token_id=-100)
     cls = Trainer
     if r["prompt_loss_weight"] > 0:
-        class Weighted(Trainer):                        # the official NaD loss, as negbench's
+
+        class Weighted(Trainer):  # the official NaD loss, as negbench's
             def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
                 w = inputs.pop("loss_weight")
                 labels = inputs.pop("labels")
                 out = model(**inputs)
                 logits = out.logits[..., :-1, :].float()
                 ce = torch.nn.functional.cross_entropy(
-                    logits.reshape(-1, logits.size(-1)), labels[..., 1:].reshape(-1),
-                    reduction="none", ignore_index=-100)
+                    logits.reshape(-1, logits.size(-1)),
+                    labels[..., 1:].reshape(-1),
+                    reduction="none",
+                    ignore_index=-100,
+                )
                 w = w[..., 1:].reshape(-1).to(ce.dtype)
                 loss = (ce * w).sum() / w.sum().clamp_min(1e-12)
                 return (loss, out) if return_outputs else loss
@@ -117,54 +169,87 @@ def child_plain(spec: dict) -> dict:
             n = b["input_ids"].shape[1]
             b["loss_weight"] = torch.tensor([w + [0.0] * (n - len(w)) for w in ws])
             return b
+
         cls, collate = Weighted, collate_w
     trainer = cls(model=model, args=args, train_dataset=examples, data_collator=collate)
     if cls is not Trainer:
         trainer.model_accepts_loss_kwargs = False
     res = trainer.train()
     losses = [e["loss"] for e in trainer.state.log_history if "loss" in e]
-    return {"steps": trainer.state.global_step, "tokens": int(trainer.state.num_input_tokens_seen),
-            "train_s": float(res.metrics["train_runtime"]), "final_loss": losses[-1],
-            "precision": "bf16" if bf16 else "fp32"}
+    return {
+        "steps": trainer.state.global_step,
+        "tokens": int(trainer.state.num_input_tokens_seen),
+        "train_s": float(res.metrics["train_runtime"]),
+        "final_loss": losses[-1],
+        "precision": "bf16" if bf16 else "fp32",
+    }
 
 
 def run_child(kind: str, spec_path: Path, quiet: bool) -> dict:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--child", kind, "--spec", str(spec_path)],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL if quiet else None,
-                          text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", kind, "--spec", str(spec_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL if quiet else None,
+        text=True,
+    )
     if proc.returncode != 0:
         sys.exit(f"{kind} child failed (exit {proc.returncode}); rerun without --quiet to see why")
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    res = json.loads(line[len("RESULT "):])
+    res = json.loads(line[len("RESULT ") :])
     res["wall_s"] = time.perf_counter() - t
     return res
 
 
 # -- the parent ----------------------------------------------------------------------------------
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="smollm2-135m-instruct",
-                    help="embedded name, a local transformers folder, or a .gguf")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--model",
+        default="smollm2-135m-instruct",
+        help="embedded name, a local transformers folder, or a .gguf",
+    )
     ap.add_argument("--recipe", default="notadataset")
-    ap.add_argument("--data", default=None, help="training data spec (default: notadataset[sample=N])")
+    ap.add_argument(
+        "--data", default=None, help="training data spec (default: notadataset[sample=N])"
+    )
     ap.add_argument("--sample", type=int, default=2000, help="notadataset sample size (sentences)")
     ap.add_argument("--steps", type=int, default=20, help="optimiser steps")
-    ap.add_argument("--batch", type=int, default=None,
-                    help="per-device batch (default: 4 on CPU, the recipe's on a GPU)")
+    ap.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="per-device batch (default: 4 on CPU, the recipe's on a GPU)",
+    )
     ap.add_argument("--accumulation", type=int, default=1, help="gradient accumulation steps")
     ap.add_argument("--device", default="cpu", help="cpu, cuda, cuda:N")
     ap.add_argument("--threads", type=int, default=None, help="torch threads (default: all cores)")
     ap.add_argument("--weighted", action="store_true", help="keep the recipe's prompt_loss_weight")
-    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
-                    help="more recipe settings for both sides")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="runs per implementation, alternating the order; the best is reported")
-    ap.add_argument("--warmup-steps", type=int, default=None,
-                    help="an untimed plain run of this many steps first (default: 10 on a GPU, "
-                         "0 on CPU): the first training process on a fresh GPU machine pays "
-                         "one-off start-up costs (measured: 3,923 tokens/s against 5,887-6,145 "
-                         "for the same negbench run later on an H100)")
+    ap.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="more recipe settings for both sides",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs per implementation, alternating the order; the best is reported",
+    )
+    ap.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=None,
+        help="an untimed plain run of this many steps first (default: 10 on a GPU, "
+        "0 on CPU): the first training process on a fresh GPU machine pays "
+        "one-off start-up costs (measured: 3,923 tokens/s against 5,887-6,145 "
+        "for the same negbench run later on an H100)",
+    )
     ap.add_argument("--quiet", action="store_true", help="hide the children's logs")
     ap.add_argument("--child", choices=["negbench", "plain"], help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
@@ -182,11 +267,18 @@ def main() -> None:
     from negbench.train.data import load_training_data, tokenize
     from negbench.train.recipes import resolve_recipe
     from negbench.train.trainer import weights_folder, load_tokenizer, precision
+
     threads = args.threads or torch.get_num_threads()
-    data = args.data or (f"notadataset[sample={args.sample}]" if args.recipe == "notadataset" else None)
+    data = args.data or (
+        f"notadataset[sample={args.sample}]" if args.recipe == "notadataset" else None
+    )
     batch = args.batch or (4 if args.device == "cpu" else None)
-    overrides = [f"save_steps={10 ** 6}", f"gradient_accumulation_steps={args.accumulation}",
-                 "logging_steps=1", *args.sets]
+    overrides = [
+        f"save_steps={10**6}",
+        f"gradient_accumulation_steps={args.accumulation}",
+        "logging_steps=1",
+        *args.sets,
+    ]
     if batch:
         overrides.append(f"per_device_train_batch_size={batch}")
     if not args.weighted:
@@ -200,36 +292,55 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="negbench-train-bench-") as work:
         work_p = Path(work)
         (work_p / "examples.json").write_text(json.dumps(tdata.examples))
-        spec = {"recipe": args.recipe, "model": args.model, "data": recipe.data,
-                "overrides": overrides, "steps": args.steps, "device": args.device,
-                "threads": threads, "work": work, "examples": str(work_p / "examples.json"),
-                "recipe_settings": {k: (list(v) if isinstance(v, tuple) else v)
-                                    for k, v in recipe.settings().items()},
-                "bf16": bf16}
+        spec = {
+            "recipe": args.recipe,
+            "model": args.model,
+            "data": recipe.data,
+            "overrides": overrides,
+            "steps": args.steps,
+            "device": args.device,
+            "threads": threads,
+            "work": work,
+            "examples": str(work_p / "examples.json"),
+            "recipe_settings": {
+                k: (list(v) if isinstance(v, tuple) else v) for k, v in recipe.settings().items()
+            },
+            "bf16": bf16,
+        }
         spec_path = work_p / "spec.json"
         spec_path.write_text(json.dumps(spec))
-        print(f"{args.model} on {args.device} ({'bf16' if bf16 else 'fp32'}, {threads} threads): "
-              f"{args.steps} steps × batch {recipe.per_device_train_batch_size} × accumulation "
-              f"{recipe.gradient_accumulation_steps}; data {recipe.data}: {len(tdata.examples)} "
-              f"examples, {tdata.n_tokens / max(1, len(tdata.examples)):.1f} tokens each "
-              f"({tdata.template} template)", flush=True)
-        warm = args.warmup_steps if args.warmup_steps is not None else (0 if args.device == "cpu" else 10)
+        print(
+            f"{args.model} on {args.device} ({'bf16' if bf16 else 'fp32'}, {threads} threads): "
+            f"{args.steps} steps × batch {recipe.per_device_train_batch_size} × accumulation "
+            f"{recipe.gradient_accumulation_steps}; data {recipe.data}: {len(tdata.examples)} "
+            f"examples, {tdata.n_tokens / max(1, len(tdata.examples)):.1f} tokens each "
+            f"({tdata.template} template)",
+            flush=True,
+        )
+        warm = (
+            args.warmup_steps
+            if args.warmup_steps is not None
+            else (0 if args.device == "cpu" else 10)
+        )
         if warm:
             spec["weights"] = spec.get("weights") or weights_folder(src)
-            if spec["weights"] is not None:        # (a GGUF not converted yet: negbench converts it)
+            if spec["weights"] is not None:  # (a GGUF not converted yet: negbench converts it)
                 spec_path.write_text(json.dumps({**spec, "steps": warm}))
                 res = run_child("plain", spec_path, args.quiet)
-                print(f"  warm-up (plain, {warm} steps, not counted): "
-                      f"{res['tokens'] / res['train_s']:.1f} tokens/s", flush=True)
+                print(
+                    f"  warm-up (plain, {warm} steps, not counted): "
+                    f"{res['tokens'] / res['train_s']:.1f} tokens/s",
+                    flush=True,
+                )
                 spec_path.write_text(json.dumps(spec))
             else:
                 del spec["weights"]
         runs: dict[str, list[dict]] = {"negbench": [], "plain": []}
-        for i in range(args.repeat):                    # alternate, so drifting load hits both
+        for i in range(args.repeat):  # alternate, so drifting load hits both
             order = ("negbench", "plain") if i % 2 == 0 else ("plain", "negbench")
             for kind in order:
                 if kind == "plain" and "weights" not in spec:
-                    spec["weights"] = weights_folder(src)    # a GGUF's converted copy exists now
+                    spec["weights"] = weights_folder(src)  # a GGUF's converted copy exists now
                     if spec["weights"] is None:
                         continue
                     spec_path.write_text(json.dumps(spec))
@@ -237,23 +348,38 @@ def main() -> None:
                 if kind == "negbench" and res["tokenized"] != tdata.fingerprint:
                     sys.exit("negbench tokenised the data differently from this script")
                 runs[kind].append(res)
-                print(f"  run {i + 1} {kind}: {res['tokens'] / res['train_s']:.1f} tokens/s",
-                      flush=True)
-            if not runs["plain"]:                       # the plain side needed the conversion
+                print(
+                    f"  run {i + 1} {kind}: {res['tokens'] / res['train_s']:.1f} tokens/s",
+                    flush=True,
+                )
+            if not runs["plain"]:  # the plain side needed the conversion
                 spec["weights"] = weights_folder(src)
                 spec_path.write_text(json.dumps(spec))
                 runs["plain"].append(run_child("plain", spec_path, args.quiet))
         # the best of the repeats: the least disturbed by other load
         results = {k: max(v, key=lambda r: r["tokens"] / r["train_s"]) for k, v in runs.items()}
     gpu = any(r.get("gpu_peak_mb") for r in results.values())
-    head = ["impl", "steps", "tokens", "train s", "tokens/s", "wall s", "peak RSS MB"] + \
-        (["peak GPU MB"] if gpu else []) + ["final loss"]
+    head = (
+        ["impl", "steps", "tokens", "train s", "tokens/s", "wall s", "peak RSS MB"]
+        + (["peak GPU MB"] if gpu else [])
+        + ["final loss"]
+    )
     rows = []
     for k, r in results.items():
         r["tps"] = r["tokens"] / r["train_s"] if r["train_s"] else float("nan")
-        rows.append([k, str(r["steps"]), str(r["tokens"]), f"{r['train_s']:.1f}", f"{r['tps']:.1f}",
-                     f"{r['wall_s']:.1f}", f"{r['peak_rss_mb']:.0f}"]
-                    + ([f"{r['gpu_peak_mb'] or 0:.0f}"] if gpu else []) + [f"{r['final_loss']:.4f}"])
+        rows.append(
+            [
+                k,
+                str(r["steps"]),
+                str(r["tokens"]),
+                f"{r['train_s']:.1f}",
+                f"{r['tps']:.1f}",
+                f"{r['wall_s']:.1f}",
+                f"{r['peak_rss_mb']:.0f}",
+            ]
+            + ([f"{r['gpu_peak_mb'] or 0:.0f}"] if gpu else [])
+            + [f"{r['final_loss']:.4f}"]
+        )
     w = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
     print("  ".join(h.ljust(n) for h, n in zip(head, w)))
     print("  ".join("-" * n for n in w))
@@ -261,10 +387,12 @@ def main() -> None:
         print("  ".join(c.ljust(n) for c, n in zip(row, w)))
     nb, pl = results["negbench"], results["plain"]
     over = (pl["tps"] - nb["tps"]) / pl["tps"] * 100
-    print(f"\nnegbench overhead: {over:+.1f} % tokens/s (positive = slower than plain); "
-          f"peak RSS {nb['peak_rss_mb'] - pl['peak_rss_mb']:+.0f} MB; "
-          f"same tokens: {nb['tokens'] == pl['tokens']}; "
-          f"|Δ final loss| = {abs(nb['final_loss'] - pl['final_loss']):.2e}")
+    print(
+        f"\nnegbench overhead: {over:+.1f} % tokens/s (positive = slower than plain); "
+        f"peak RSS {nb['peak_rss_mb'] - pl['peak_rss_mb']:+.0f} MB; "
+        f"same tokens: {nb['tokens'] == pl['tokens']}; "
+        f"|Δ final loss| = {abs(nb['final_loss'] - pl['final_loss']):.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The check every user-mistake test makes: exit 2, one error message naming what is wrong, no
 traceback, no model loaded, nothing written."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """Shared fixtures: tiny random models built in-test (no download), and a scratch cache."""
+
 from __future__ import annotations
 
 import os
@@ -7,43 +8,67 @@ from pathlib import Path
 import pytest
 
 CORPUS = [
-    "The cat is not on the mat.", "A dog is an animal.", "Negate the sentence.",
-    "Is the following statement True or False?", "The river does not flow north.",
-    "Sentence: The museum opened last year.", "Negation: The museum did not open last year.",
-    "A. B. C. D. Answer: True False yes no", "She never arrived, but he did.",
-    "0123456789 ,.;:!?'\"()[]{}<>-_/\\", "Peter wasn't happy and Mary isn't either.",
+    "The cat is not on the mat.",
+    "A dog is an animal.",
+    "Negate the sentence.",
+    "Is the following statement True or False?",
+    "The river does not flow north.",
+    "Sentence: The museum opened last year.",
+    "Negation: The museum did not open last year.",
+    "A. B. C. D. Answer: True False yes no",
+    "She never arrived, but he did.",
+    "0123456789 ,.;:!?'\"()[]{}<>-_/\\",
+    "Peter wasn't happy and Mary isn't either.",
 ]
 
 
 def _tokenizer(path: Path):
     from tokenizers import ByteLevelBPETokenizer
     from transformers import PreTrainedTokenizerFast
+
     bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(CORPUS * 20, vocab_size=400, min_frequency=1,
-                            special_tokens=["<s>", "</s>", "<pad>"])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>",
-                                  eos_token="</s>", pad_token="<pad>")
+    bpe.train_from_iterator(
+        CORPUS * 20, vocab_size=400, min_frequency=1, special_tokens=["<s>", "</s>", "<pad>"]
+    )
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", pad_token="<pad>"
+    )
     tok.save_pretrained(path)
     return tok
 
 
 def _save_model(path: Path, kind: str) -> Path:
     import torch
+
     tok = _tokenizer(path)
     torch.manual_seed(0)
-    common = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                  bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                  pad_token_id=tok.pad_token_id)
+    common = dict(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     if kind == "llama":
         from transformers import LlamaConfig, LlamaForCausalLM
+
         model = LlamaForCausalLM(LlamaConfig(**common))
     else:
         from transformers import Gemma3ForCausalLM, Gemma3TextConfig
-        cfg = Gemma3TextConfig(**common, head_dim=16, sliding_window=8,
-                               layer_types=["sliding_attention", "full_attention"])
+
+        cfg = Gemma3TextConfig(
+            **common,
+            head_dim=16,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+        )
         model = Gemma3ForCausalLM(cfg)
-    with torch.no_grad():                      # larger weights: peaked, non-trivial distributions
+    with torch.no_grad():  # larger weights: peaked, non-trivial distributions
         for p in model.parameters():
             p.mul_(4.0 if p.dim() > 1 else 1.0)
     model.save_pretrained(path)
@@ -72,8 +97,11 @@ def _save_t5(path: Path) -> Path:
 
     import torch
     from transformers import T5Config, T5ForConditionalGeneration, T5Tokenizer
+
     # whole words (with and without punctuation) score above any split into characters
-    words = sorted({w for line in CORPUS for t in line.split() for w in (t, re.sub(r"\W", "", t)) if w})
+    words = sorted(
+        {w for line in CORPUS for t in line.split() for w in (t, re.sub(r"\W", "", t)) if w}
+    )
     chars = sorted({c for line in CORPUS for c in line if not c.isspace()})
     vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("\u2581", -4.0)]
     vocab += [("\u2581" + w, -6.0 - 0.01 * len(w)) for w in words]
@@ -82,12 +110,22 @@ def _save_t5(path: Path) -> Path:
     tok = T5Tokenizer(vocab=vocab, extra_ids=0)
     tok.save_pretrained(path)
     torch.manual_seed(0)
-    cfg = T5Config(vocab_size=len(tok), d_model=64, d_kv=16, d_ff=128, num_layers=2,
-                   num_decoder_layers=2, num_heads=4, feed_forward_proj="gated-gelu",
-                   tie_word_embeddings=False, pad_token_id=tok.pad_token_id,
-                   eos_token_id=tok.eos_token_id, decoder_start_token_id=tok.pad_token_id)
+    cfg = T5Config(
+        vocab_size=len(tok),
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.pad_token_id,
+    )
     model = T5ForConditionalGeneration(cfg)
-    with torch.no_grad():                      # T5's init gives logits of ±100: tame the head
+    with torch.no_grad():  # T5's init gives logits of ±100: tame the head
         model.lm_head.weight.mul_(T5_HEAD_SCALE)
     model.save_pretrained(path)
     return path
@@ -113,6 +151,7 @@ def _hub_mode_restored():
     """A test that finds the hub unreachable switches the process to the hub's offline mode
     (negbench.hub.use_offline); the next test starts as the session did."""
     import sys
+
     before = {k: os.environ.get(k) for k in HUB_OFFLINE_VARS}
     yield
     for k, v in before.items():
@@ -139,6 +178,7 @@ def naive_scores(backend, requests):
     import torch
     from negbench.core.engine import Engine
     from negbench.core.requests import NextTokenRequest
+
     out = []
     for r in requests:
         s = Engine(backend)._prepare([("k", r)])[0]
@@ -148,6 +188,10 @@ def naive_scores(backend, requests):
         if isinstance(r, NextTokenRequest):
             out.append({lab: lp[len(s.inputs) - 1, t].item() for lab, t in s.labels})
         else:
-            out.append((sum(lp[p, t].item() for p, t in s.asks),
-                        all(lp[p].argmax().item() == t for p, t in s.asks)))
+            out.append(
+                (
+                    sum(lp[p, t].item() for p, t in s.asks),
+                    all(lp[p].argmax().item() == t for p, t in s.asks),
+                )
+            )
     return out

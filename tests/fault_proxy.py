@@ -17,6 +17,7 @@ the post-forward faults, so a test can check that each request reached the serve
 ``1 + drop_after faults`` times.  ``python tests/fault_proxy.py --upstream URL --port P`` runs it
 standalone.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,14 @@ class FaultSchedule:
     while the kind's budget ``max_per_kind`` lasts and the key has had fewer than
     ``max_per_key`` faults (so a client with a retry budget above that always gets through)."""
 
-    def __init__(self, seed: int = 0, rate: float = 0.3, kinds=KINDS, max_per_kind: int = 5,
-                 max_per_key: int = 2):
+    def __init__(
+        self,
+        seed: int = 0,
+        rate: float = 0.3,
+        kinds=KINDS,
+        max_per_kind: int = 5,
+        max_per_key: int = 2,
+    ):
         self.rng = random.Random(seed)
         self.rate, self.kinds = rate, tuple(kinds)
         self.max_per_kind, self.max_per_key = max_per_kind, max_per_key
@@ -61,22 +68,29 @@ class FaultSchedule:
 
 
 class FaultProxy:
-    def __init__(self, upstream: str, schedule: FaultSchedule | None = None, port: int = 0,
-                 stall_s: float = 3.0, retry_after: str = "1", fault_paths=("/v1/",)):
+    def __init__(
+        self,
+        upstream: str,
+        schedule: FaultSchedule | None = None,
+        port: int = 0,
+        stall_s: float = 3.0,
+        retry_after: str = "1",
+        fault_paths=("/v1/",),
+    ):
         u = urlsplit(upstream)
         self.up_host, self.up_port = u.hostname, u.port or 80
         self.schedule = schedule or FaultSchedule(rate=0.0)
         self.stall_s, self.retry_after, self.fault_paths = stall_s, retry_after, fault_paths
         self.lock = threading.Lock()
-        self.forwarded: Counter = Counter()          # key -> times sent upstream
-        self.after_faults: Counter = Counter()       # key -> drop_after faults
+        self.forwarded: Counter = Counter()  # key -> times sent upstream
+        self.after_faults: Counter = Counter()  # key -> drop_after faults
         self.requests = 0
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *a):               # quiet
+            def log_message(self, *a):  # quiet
                 pass
 
             def do_GET(self):
@@ -114,8 +128,12 @@ class FaultProxy:
             self.requests += 1
         fault = self.schedule.decide(key) if h.path.startswith(self.fault_paths) else None
         if fault == "429":
-            return _reply(h, 429, b'{"error": {"message": "rate limited (injected)"}}',
-                          {"Retry-After": self.retry_after})
+            return _reply(
+                h,
+                429,
+                b'{"error": {"message": "rate limited (injected)"}}',
+                {"Retry-After": self.retry_after},
+            )
         if fault == "500":
             return _reply(h, 500, b'{"error": {"message": "internal error (injected)"}}')
         if fault == "garbage":
@@ -130,13 +148,21 @@ class FaultProxy:
             with self.lock:
                 self.after_faults[key] += 1
             return _drop(h)
-        _reply(h, status, data, {k: v for k, v in headers if k.lower() in ("content-type", "retry-after")})
+        _reply(
+            h,
+            status,
+            data,
+            {k: v for k, v in headers if k.lower() in ("content-type", "retry-after")},
+        )
 
     def _forward(self, h, body: bytes, key: str):
         conn = http.client.HTTPConnection(self.up_host, self.up_port, timeout=600)
         try:
-            hdrs = {k: v for k, v in h.headers.items()
-                    if k.lower() not in ("host", "connection", "content-length", "accept-encoding")}
+            hdrs = {
+                k: v
+                for k, v in h.headers.items()
+                if k.lower() not in ("host", "connection", "content-length", "accept-encoding")
+            }
             conn.request(h.command, h.path, body=body or None, headers=hdrs)
             with self.lock:
                 self.forwarded[key] += 1
@@ -146,15 +172,23 @@ class FaultProxy:
             conn.close()
 
     def report(self) -> dict:
-        return {"requests": self.requests, "injected": dict(self.schedule.injected),
-                "forwarded": sum(self.forwarded.values()), "keys": len(self.forwarded),
-                "drop_after": sum(self.after_faults.values())}
+        return {
+            "requests": self.requests,
+            "injected": dict(self.schedule.injected),
+            "forwarded": sum(self.forwarded.values()),
+            "keys": len(self.forwarded),
+            "drop_after": sum(self.after_faults.values()),
+        }
 
 
 def _reply(h, status: int, data: bytes, headers: dict | None = None) -> None:
     h.send_response(status)
-    h.send_header("Content-Type", (headers or {}).pop("Content-Type", None)
-                  or (headers or {}).pop("content-type", None) or "application/json")
+    h.send_header(
+        "Content-Type",
+        (headers or {}).pop("Content-Type", None)
+        or (headers or {}).pop("content-type", None)
+        or "application/json",
+    )
     for k, v in (headers or {}).items():
         h.send_header(k, v)
     h.send_header("Content-Length", str(len(data)))
@@ -180,8 +214,9 @@ def main() -> None:
     p.add_argument("--max-per-kind", type=int, default=5)
     p.add_argument("--stall", type=float, default=3.0)
     a = p.parse_args()
-    px = FaultProxy(a.upstream, FaultSchedule(a.seed, a.rate, max_per_kind=a.max_per_kind),
-                    a.port, a.stall).start()
+    px = FaultProxy(
+        a.upstream, FaultSchedule(a.seed, a.rate, max_per_kind=a.max_per_kind), a.port, a.stall
+    ).start()
     print(f"fault proxy on {px.url} -> {a.upstream}", flush=True)
     try:
         while True:

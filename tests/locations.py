@@ -1,4 +1,5 @@
 """Where the tests find things (tests/ is on pytest's import path, see pyproject.toml)."""
+
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent

@@ -1,6 +1,7 @@
 """The package's shape: no import circles among negbench's modules (every import counted, also
 those inside functions), no module importing another module's private names, ``import negbench``
 light, and one folder per benchmark found by the registry."""
+
 from __future__ import annotations
 
 import ast
@@ -27,6 +28,7 @@ def _modules() -> dict[str, Path]:
 def _imports(mod: str, path: Path, mods: dict[str, Path]) -> set[str]:
     """The negbench modules ``mod`` imports (``from a.b import c`` counts a.b.c when it is a module,
     and a.b itself); a module importing its own parent package is not an edge."""
+
     def resolve(name: str) -> str | None:
         while name and name not in mods:
             name = name.rpartition(".")[0]
@@ -115,30 +117,62 @@ def test_no_private_names_imported_across_modules():
     for mod, path in _modules().items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PKG):
-                bad += [f"{mod}: from {node.module} import {a.name}" for a in node.names
-                        if a.name.startswith("_") and not a.name.startswith("__")]
+                bad += [
+                    f"{mod}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
     assert bad == []
 
 
 def test_import_negbench_is_light():
     """The public names are there without torch, transformers or numpy being imported."""
-    code = ("import sys, negbench\n"
-            "names = [negbench.evaluate, negbench.open_model, negbench.Session, negbench.Results,"
-            " negbench.ModelSpec, negbench.__version__]\n"
-            "print(sorted(m for m in ('torch', 'transformers', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, negbench\n"
+        "names = [negbench.evaluate, negbench.open_model, negbench.Session, negbench.Results,"
+        " negbench.ModelSpec, negbench.__version__]\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_every_benchmark_home_registers_itself():
     from negbench.tasks.registry import REGISTRY, benchmark_packages
+
     homes = {m.__name__.rpartition(".")[2] for m in benchmark_packages() if hasattr(m, "register")}
-    assert {"builtin", "nubench", "konubench", "condaqa", "notadataset", "jsts_neg", "jnli_neg",
-            "scone"} <= homes
-    for name in ("nubench", "konubench", "condaqa", "notadataset", "jsts-neg", "jnli-neg",
-                 "scone-nli", "scone-nlg", "negation-mini", "truefalse-mini"):
+    assert {
+        "builtin",
+        "nubench",
+        "konubench",
+        "condaqa",
+        "notadataset",
+        "jsts_neg",
+        "jnli_neg",
+        "scone",
+    } <= homes
+    for name in (
+        "nubench",
+        "konubench",
+        "condaqa",
+        "notadataset",
+        "jsts-neg",
+        "jnli-neg",
+        "scone-nli",
+        "scone-nlg",
+        "negation-mini",
+        "truefalse-mini",
+    ):
         assert REGISTRY.get("paper_tables", name) is not None, name
-    for folder in ("nubench", "konubench", "condaqa", "notadataset", "jsts_neg", "jnli_neg", "scone"):
+    for folder in (
+        "nubench",
+        "konubench",
+        "condaqa",
+        "notadataset",
+        "jsts_neg",
+        "jnli_neg",
+        "scone",
+    ):
         assert (SRC / PKG / "tasks" / folder / "README.md").is_file(), folder
 
 

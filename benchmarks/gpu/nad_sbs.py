@@ -8,6 +8,7 @@ each, the trie and its own padded plan forced, to check the cost model's choice.
 
 Prints NAD lines: time, prompts/s, forwarded tokens, calls, time inside forward calls (CUDA
 events), GPU busy percent while scoring, and max |Δ P(True)| between the two."""
+
 from __future__ import annotations
 
 import os
@@ -42,7 +43,7 @@ def main() -> None:
     reqs = [NextTokenRequest(spec.render(d).query, ("True", "False")) for d in docs]
     be = HFBackend(model_dir, dtype=os.environ.get("DTYPE", "bfloat16"), device=DEV)
     warm = [NextTokenRequest(spec.render(d).query + " ", ("True", "False")) for d in docs[:2000]]
-    w0 = Engine(be, None, EngineConfig(progress=False)).run(warm)           # warm-up (other prompts)
+    w0 = Engine(be, None, EngineConfig(progress=False)).run(warm)  # warm-up (other prompts)
     tok, model = be.tokenizer, be.model
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     tid, fid = w0[0].token_ids["True"], w0[0].token_ids["False"]
@@ -67,16 +68,20 @@ def main() -> None:
         fwd = 0
         with torch.inference_mode():
             for s in range(0, len(order), B):
-                idx = order[s:s + B]
+                idx = order[s : s + B]
                 L = max(len(ids[i]) for i in idx)
                 x = torch.full((len(idx), L), pad, dtype=torch.long)
                 m = torch.zeros((len(idx), L), dtype=torch.long)
                 for j, i in enumerate(idx):
-                    x[j, L - len(ids[i]):] = torch.tensor(ids[i])
-                    m[j, L - len(ids[i]):] = 1
+                    x[j, L - len(ids[i]) :] = torch.tensor(ids[i])
+                    m[j, L - len(ids[i]) :] = 1
                 x, m = x.to(DEV), m.to(DEV)
                 pos = (m.cumsum(-1) - 1).clamp(min=0)
-                lg = model(input_ids=x, attention_mask=m, position_ids=pos, logits_to_keep=1).logits[:, -1].float()
+                lg = (
+                    model(input_ids=x, attention_mask=m, position_ids=pos, logits_to_keep=1)
+                    .logits[:, -1]
+                    .float()
+                )
                 lp = torch.log_softmax(lg, -1)
                 pt = torch.sigmoid(lp[:, tid] - lp[:, fid]).tolist()
                 for j, i in enumerate(idx):
@@ -85,10 +90,10 @@ def main() -> None:
         sync()
         return p, time.perf_counter() - t, fwd, g.stop()
 
-    baseline_pass()                                            # warm-up
+    baseline_pass()  # warm-up
     res: dict[str, list] = {"engine": [], "baseline": []}
     for rnd in range(2):
-        for name in (("engine", "baseline") if rnd == 0 else ("baseline", "engine")):
+        for name in ("engine", "baseline") if rnd == 0 else ("baseline", "engine"):
             if name == "engine":
                 got, dt, st, busy = engine_pass()
                 res[name].append((dt, st, busy))
@@ -96,26 +101,37 @@ def main() -> None:
                 pb, dt, fwd_b, busy_b = baseline_pass()
                 res[name].append((dt, fwd_b, busy_b))
     forced = {plan: engine_pass(plan) for plan in ("trie", "padded")}
-    pe = [1 / (1 + torch.exp(torch.tensor(a.logprobs["False"] - a.logprobs["True"])).item()) for a in got]
+    pe = [
+        1 / (1 + torch.exp(torch.tensor(a.logprobs["False"] - a.logprobs["True"])).item())
+        for a in got
+    ]
     dmax = max(abs(a - b) for a, b in zip(pe, pb))
-    flips = sum((a > .5) != (b > .5) for a, b in zip(pe, pb))
+    flips = sum((a > 0.5) != (b > 0.5) for a, b in zip(pe, pb))
     e_dt, st, e_busy = min(res["engine"], key=lambda x: x[0])
     b_dt, fwd_b, b_busy = min(res["baseline"], key=lambda x: x[0])
     pct = lambda x: f"{x:.0f}%" if x is not None else "-"
     name = torch.cuda.get_device_name() if DEV.startswith("cuda") else "cpu"
     print(f"NAD {model_dir} N={len(reqs)} {name} attention {be.attention} dtype {be.dtype_name}")
-    print(f"NAD engine   best {e_dt:.2f}s  {len(reqs) / e_dt:,.0f} sent/s  plan "
-          f"{'padded' if st.padded_plans else 'trie'}  fwd tokens {st.forwarded_tokens:,} calls "
-          f"{st.model_calls}  forward {st.forward_s:.2f}s  host {e_dt - st.forward_s:.2f}s  GPU busy "
-          f"{pct(e_busy)}  runs {[round(x[0], 2) for x in res['engine']]}")
-    print(f"NAD baseline best {b_dt:.2f}s  {len(reqs) / b_dt:,.0f} sent/s  fwd tokens (padded) "
-          f"{fwd_b:,} batch {B}  GPU busy {pct(b_busy)}  runs {[round(x[0], 2) for x in res['baseline']]}")
+    print(
+        f"NAD engine   best {e_dt:.2f}s  {len(reqs) / e_dt:,.0f} sent/s  plan "
+        f"{'padded' if st.padded_plans else 'trie'}  fwd tokens {st.forwarded_tokens:,} calls "
+        f"{st.model_calls}  forward {st.forward_s:.2f}s  host {e_dt - st.forward_s:.2f}s  GPU busy "
+        f"{pct(e_busy)}  runs {[round(x[0], 2) for x in res['engine']]}"
+    )
+    print(
+        f"NAD baseline best {b_dt:.2f}s  {len(reqs) / b_dt:,.0f} sent/s  fwd tokens (padded) "
+        f"{fwd_b:,} batch {B}  GPU busy {pct(b_busy)}  runs {[round(x[0], 2) for x in res['baseline']]}"
+    )
     for plan, (_, dt, fst, busy) in forced.items():
-        print(f"NAD engine plan={plan:6s} {dt:.2f}s  fwd tokens {fst.forwarded_tokens:,} calls "
-              f"{fst.model_calls}  forward {fst.forward_s:.2f}s  GPU busy {pct(busy)}")
-    print(f"NAD ratio baseline/engine time {b_dt / e_dt:.2f}x; max |dP(True)| {dmax:.2e}, flips "
-          f"{flips}; projected 381,300: engine {381300 / (len(reqs) / e_dt) / 60:.1f} min, "
-          f"baseline {381300 / (len(reqs) / b_dt) / 60:.1f} min")
+        print(
+            f"NAD engine plan={plan:6s} {dt:.2f}s  fwd tokens {fst.forwarded_tokens:,} calls "
+            f"{fst.model_calls}  forward {fst.forward_s:.2f}s  GPU busy {pct(busy)}"
+        )
+    print(
+        f"NAD ratio baseline/engine time {b_dt / e_dt:.2f}x; max |dP(True)| {dmax:.2e}, flips "
+        f"{flips}; projected 381,300: engine {381300 / (len(reqs) / e_dt) / 60:.1f} min, "
+        f"baseline {381300 / (len(reqs) / b_dt) / 60:.1f} min"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ The Python API (``docs/python_api.md``)::
 
 Names are imported on first use: ``import negbench`` loads neither torch nor transformers.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name in _API:
         import importlib
+
         module = importlib.import_module(_API[name])
         value = module if module.__name__ == f"negbench.{name}" else getattr(module, name)
         globals()[name] = value
@@ -52,5 +54,13 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_API])
 
 
-__all__ = ["__version__", "evaluate", "open_model", "Session", "Results", "ModelSpec",
-           "NegbenchError", "profile"]
+__all__ = [
+    "__version__",
+    "evaluate",
+    "open_model",
+    "Session",
+    "Results",
+    "ModelSpec",
+    "NegbenchError",
+    "profile",
+]

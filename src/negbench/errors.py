@@ -3,6 +3,7 @@
 The CLI turns a :class:`NegbenchError` into that message and a non-zero exit; anything else is a
 bug and keeps its traceback.
 """
+
 from __future__ import annotations
 
 
@@ -27,8 +28,15 @@ class NegbenchError(Exception):
 class DataError(NegbenchError):
     """A malformed data file or record (names the file, the record and the field)."""
 
-    def __init__(self, what: str, *, path: str, record: str | int | None = None,
-                 field: str | None = None, fix: str | None = None):
+    def __init__(
+        self,
+        what: str,
+        *,
+        path: str,
+        record: str | int | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ):
         where = str(path)
         if record is not None:
             where += f", record {record}"
@@ -64,6 +72,7 @@ def stop_on_ctrl_c() -> None:
     Ctrl-C should not reach it, start it in its own session: ``setsid negbench run …``.)"""
     import signal
     import threading
+
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
@@ -95,16 +104,21 @@ def missing_module_error(name: str) -> NegbenchError | None:
         return None
     extra, purpose = EXTRAS[top]
     pip_name = top.replace("_", "-")
-    fix = (f"pip install 'negbench[{extra}]'  (from a checkout: pip install -c constraints.txt "
-           f"-e '.[{extra}]')"
-           if extra else f"reinstall negbench with its dependencies (pip install {pip_name})")
-    return NegbenchError(f"{purpose} needs the Python package '{pip_name}', which is not installed",
-                         fix=fix)
+    fix = (
+        f"pip install 'negbench[{extra}]'  (from a checkout: pip install -c constraints.txt "
+        f"-e '.[{extra}]')"
+        if extra
+        else f"reinstall negbench with its dependencies (pip install {pip_name})"
+    )
+    return NegbenchError(
+        f"{purpose} needs the Python package '{pip_name}', which is not installed", fix=fix
+    )
 
 
 def require(module: str):
     """Import an optional module, or raise the clear error that names the extra to install."""
     import importlib
+
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:

@@ -7,6 +7,7 @@ reached, goes offline once: huggingface_hub, transformers and datasets then read
 caches and fail at once on a miss, where they would otherwise retry each file for about half a
 minute.  Nothing here imports the rest of negbench.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,7 +17,7 @@ import sys
 log = logging.getLogger("negbench")
 #: Seconds the one probe of the hub may take.
 PROBE_TIMEOUT = 5.0
-_state: dict[str, str | None] = {}          # endpoint -> why it cannot be reached (None: it can)
+_state: dict[str, str | None] = {}  # endpoint -> why it cannot be reached (None: it can)
 _OFF = ("", "0", "false", "no", "off")
 
 
@@ -37,7 +38,7 @@ def unreachable() -> str | None:
     to the endpoint (``HF_ENDPOINT``, through the proxies huggingface_hub uses, else plain
     urllib) failed within :data:`PROBE_TIMEOUT` seconds.  Asked once per process and endpoint."""
     ep = endpoint()
-    if ep in _state and _state[ep] is not None:     # probed: the reason found then
+    if ep in _state and _state[ep] is not None:  # probed: the reason found then
         return _state[ep]
     why = _env_offline()
     if why:
@@ -46,14 +47,16 @@ def unreachable() -> str | None:
         try:
             try:
                 from huggingface_hub.utils import get_session
-            except ImportError:                 # no huggingface_hub: the standard library
+            except ImportError:  # no huggingface_hub: the standard library
                 import urllib.request
-                urllib.request.urlopen(urllib.request.Request(ep, method="HEAD"),
-                                       timeout=PROBE_TIMEOUT).close()
+
+                urllib.request.urlopen(
+                    urllib.request.Request(ep, method="HEAD"), timeout=PROBE_TIMEOUT
+                ).close()
             else:
                 get_session().head(ep, timeout=PROBE_TIMEOUT)
             _state[ep] = None
-        except Exception as exc:           # DNS, refused, timeout, proxy, TLS: all "unreachable"
+        except Exception as exc:  # DNS, refused, timeout, proxy, TLS: all "unreachable"
             text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             _state[ep] = f"{ep}: {text}"
     return _state[ep]
@@ -75,7 +78,7 @@ def use_offline() -> None:
     consts = sys.modules.get("huggingface_hub.constants")
     if consts is not None:
         setattr(consts, "HF_HUB_OFFLINE", True)
-    cfg = sys.modules.get("datasets.config")     # datasets reads the variable when imported
+    cfg = sys.modules.get("datasets.config")  # datasets reads the variable when imported
     if cfg is not None:
         setattr(cfg, "HF_HUB_OFFLINE", True)
         setattr(cfg, "HF_DATASETS_OFFLINE", True)
@@ -91,7 +94,7 @@ def offline_when_unreachable(note: str | None = None) -> str | None:
             log.warning("note: the Hugging Face hub cannot be reached (%s): %s", why, note)
         use_offline()
     elif why is not None:
-        use_offline()                           # also set datasets' flags, imported or not
+        use_offline()  # also set datasets' flags, imported or not
     return why
 
 
@@ -101,20 +104,24 @@ def data_fix(local: str) -> str:
     why = unreachable()
     if why is None:
         return f"check the id and the network, or {local}"
-    return (f"the Hugging Face hub is not available ({why}) and its local cache does not hold "
-            f"this data set: {local}, or load it once where the hub is reachable (datasets "
-            "keeps a copy in its cache)")
+    return (
+        f"the Hugging Face hub is not available ({why}) and its local cache does not hold "
+        f"this data set: {local}, or load it once where the hub is reachable (datasets "
+        "keeps a copy in its cache)"
+    )
 
 
 def cache_dir() -> str:
     """The hub's model and data set cache (``HF_HUB_CACHE``, under ``HF_HOME``)."""
     from huggingface_hub import constants
+
     return constants.HF_HUB_CACHE
 
 
 def cached(repo_id: str, revision: str | None = None, repo_type: str = "model") -> bool:
     """The local hub cache holds a snapshot of ``repo_id`` at ``revision`` (default: main)."""
     from huggingface_hub import snapshot_download
+
     try:
         snapshot_download(repo_id, revision=revision, repo_type=repo_type, local_files_only=True)
         return True
@@ -125,12 +132,14 @@ def cached(repo_id: str, revision: str | None = None, repo_type: str = "model") 
 def dataset_cached(repo_id: str) -> bool:
     """A copy of the hub data set ``repo_id`` is on this machine: in the hub cache or in
     datasets' own cache (``HF_DATASETS_CACHE``) — a cheap look at folder names, nothing loaded."""
-    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                     "huggingface")
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache", "huggingface"
+    )
     hub = os.environ.get("HF_HUB_CACHE") or os.path.join(home, "hub")
     ds = os.environ.get("HF_DATASETS_CACHE") or os.path.join(home, "datasets")
     owner, _, name = repo_id.partition("/")
     if os.path.isdir(os.path.join(hub, f"datasets--{owner}--{name}")):
         return True
-    return os.path.isdir(os.path.join(ds, f"{owner}___{name}".lower())) or \
-        os.path.isdir(os.path.join(ds, f"{owner}___{name}"))
+    return os.path.isdir(os.path.join(ds, f"{owner}___{name}".lower())) or os.path.isdir(
+        os.path.join(ds, f"{owner}___{name}")
+    )

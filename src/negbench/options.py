@@ -1,5 +1,6 @@
 """Value types for command-line options: a bad number is one argparse message naming the option
 (``argument --limit: must be at least 1, got 0``), never a traceback or a silent misuse."""
+
 from __future__ import annotations
 
 import argparse
@@ -7,6 +8,7 @@ import argparse
 
 def whole_number(lo: int | None = None):
     """argparse type: a whole number ≥ ``lo``."""
+
     def parse(s: str) -> int:
         try:
             v = int(s)
@@ -15,6 +17,7 @@ def whole_number(lo: int | None = None):
         if lo is not None and v < lo:
             raise argparse.ArgumentTypeError(f"must be at least {lo}, got {v}")
         return v
+
     return parse
 
 
@@ -24,6 +27,7 @@ def whole_numbers(lo: int | None = None):
 
     def parse(s: str) -> list[int]:
         return _once([one(x.strip()) for x in s.split(",") if x.strip()], "whole numbers")
+
     return parse
 
 
@@ -52,13 +56,15 @@ def _once(values: list, what: str) -> list:
         raise argparse.ArgumentTypeError(f"expected comma-separated {what}, got nothing")
     dup = [v for i, v in enumerate(values) if v in values[:i]]
     if dup:
-        raise argparse.ArgumentTypeError(f"{dup[0]!r} is given twice" if isinstance(dup[0], str)
-                                         else f"{dup[0]} is given twice")
+        raise argparse.ArgumentTypeError(
+            f"{dup[0]!r} is given twice" if isinstance(dup[0], str) else f"{dup[0]} is given twice"
+        )
     return values
 
 
 def fraction(lo: float = 0.0, hi: float = 1.0, *, open_interval: bool = True):
     """argparse type: a number strictly between ``lo`` and ``hi`` (e.g. a significance level)."""
+
     def parse(s: str) -> float:
         try:
             v = float(s)
@@ -67,6 +73,7 @@ def fraction(lo: float = 0.0, hi: float = 1.0, *, open_interval: bool = True):
         if not (lo < v < hi if open_interval else lo <= v <= hi):
             raise argparse.ArgumentTypeError(f"must lie between {lo} and {hi}, got {v}")
         return v
+
     return parse
 
 
@@ -74,6 +81,7 @@ def did_you_mean(name: str, known, n: int = 3) -> str:
     """`` (did you mean 'x'?)`` for the known names closest to a misspelt ``name`` (difflib's
     ratio ≥ 0.6, case ignored), or ``""`` when none is close."""
     import difflib
+
     known = [str(k) for k in known]
     lower = {k.lower(): k for k in known}
     close = difflib.get_close_matches(name.lower(), list(lower), n=n, cutoff=0.6)

@@ -1,6 +1,7 @@
 """negbench build mcq: resumable LLM stages through the real transformers backend (tiny random
 llama), sheet validation, disagreement-rate arithmetic, and release files the nubench / konubench
 loaders read.  Every sentence here is written for this test."""
+
 from __future__ import annotations
 
 import csv
@@ -20,16 +21,19 @@ EN_TEXT = (
     "The museum opened last year in the old harbour. Short one.\n"
     "The river does not flow north past the mill. She arrived early, but he stayed at home.\n"
 )
-KO_TEXT = ("고양이가 따뜻한 방석 위에 앉았다. 개는 밤마다 짖는 동물이다. 박물관은 작년에 문을 열었다. "
-           "강물이 마을 앞을 지나 남쪽으로 흐른다.\n")
+KO_TEXT = (
+    "고양이가 따뜻한 방석 위에 앉았다. 개는 밤마다 짖는 동물이다. 박물관은 작년에 문을 열었다. "
+    "강물이 마을 앞을 지나 남쪽으로 흐른다.\n"
+)
 
 
 def _cfg(tmp_path: Path, model: str, text: str = EN_TEXT, **kw) -> M.McqConfig:
     src = tmp_path / "src.txt"
     if not src.exists():
         src.write_text(text, encoding="utf-8")
-    base = dict(input=str(src), out=str(tmp_path / "B"), lang="en", model=model, min_words=6,
-                max_tokens=12)
+    base = dict(
+        input=str(src), out=str(tmp_path / "B"), lang="en", model=model, min_words=6, max_tokens=12
+    )
     base.update(kw)
     return M.McqConfig(**base)
 
@@ -56,7 +60,7 @@ def _fill_author(sheet: Path, out: Path, lang: str = "en") -> Path:
         r["standard_negation"] = f"It is not the case: {r['original']}"
         r["contradiction"] = r["contradiction"] or f"Contradiction {i}."
         r["paraphrase"] = r["paraphrase"] or f"Paraphrase {i}."
-        if i == len(rows) - 1:                         # one three-option item
+        if i == len(rows) - 1:  # one three-option item
             r["local_negation_type"] = M.EN_NON_APPLICABLE if lang == "en" else ""
         else:
             r["local_negation_type"] = types[i % len(types)]
@@ -90,24 +94,32 @@ def test_prompts_are_the_papers(tmp_path):
     assert "'isn't', 'doesn't', or 'can't'" in r
     assert ko["contradiction"].user.startswith("넌 부정 표현을 사용하지 않고")
     assert ko["merge"].system.startswith("너는 자연스럽게")
-    assert en["merge"].render("A. B.") == ("Merge these sentences: A. B. \n Provide only the "
-                                           "resulting sentence without any additional "
-                                           "explanation or introduction.")
+    assert en["merge"].render("A. B.") == (
+        "Merge these sentences: A. B. \n Provide only the "
+        "resulting sentence without any additional "
+        "explanation or introduction."
+    )
 
 
 def test_extract_split_filter_sample():
-    docs = [("1", "One two three four five six. Seven eight. Nine ten eleven twelve thirteen fourteen!")]
+    docs = [
+        ("1", "One two three four five six. Seven eight. Nine ten eleven twelve thirteen fourteen!")
+    ]
     _, fn = M.splitter("en")
     units = M.extract_units(docs, fn, merge=False, min_words=6, limit=None, seed=42)
-    assert [u["text"] for u in units] == ["One two three four five six.",
-                                          "Nine ten eleven twelve thirteen fourteen!"]
+    assert [u["text"] for u in units] == [
+        "One two three four five six.",
+        "Nine ten eleven twelve thirteen fourteen!",
+    ]
     assert [u["uid"] for u in units] == ["1-0", "1-2"]
     pairs = M.extract_units(docs, fn, merge=True, min_words=0, limit=None, seed=42)
     assert [u["sentences"] for u in pairs] == [["One two three four five six.", "Seven eight."]]
     docs2 = [(str(i), f"w{i} " * 8) for i in range(10)]
     a = M.extract_units(docs2, fn, merge=False, min_words=0, limit=4, seed=1)
     b = M.extract_units(docs2, fn, merge=False, min_words=0, limit=4, seed=1)
-    assert a == b and len(a) == 4 and [u["doc"] for u in a] == sorted((u["doc"] for u in a), key=int)
+    assert (
+        a == b and len(a) == 4 and [u["doc"] for u in a] == sorted((u["doc"] for u in a), key=int)
+    )
 
 
 def test_clean_answer():
@@ -119,7 +131,7 @@ def test_clean_answer():
 def test_stages_resume_and_cache(tmp_path, tiny_llama):
     cfg = _cfg(tmp_path, tiny_llama, conditionals=1)
     r1 = M.build(cfg, progress=False)
-    assert r1["items"] == 5 and r1["next"] == "author"        # "Short one." filtered out
+    assert r1["items"] == 5 and r1["next"] == "author"  # "Short one." filtered out
     assert r1["model_opened"] and r1["model_computed"] == r1["model_requests"] == 1 + 5 + 5
     assert set(r1["stages"]) == {"extract", "conditionals", "contradiction", "paraphrase"}
     sheet = tmp_path / "B" / "sheets" / "author.csv"
@@ -146,14 +158,18 @@ def test_stages_resume_and_cache(tmp_path, tiny_llama):
 
 def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
     import negbench.tasks.nubench.tasks as nubench
+
     cfg = _cfg(tmp_path, tiny_llama)
     M.build(cfg, progress=False)
     sheets = tmp_path / "B" / "sheets"
     author = _fill_author(sheets / "author.csv", tmp_path / "author-filled.csv")
     r = M.build(_cfg(tmp_path, tiny_llama, author=str(author)), progress=False)
     assert r["next"] == "review-1" and r["model_computed"] == 0
-    rev1 = _review(sheets / "review-1.csv", tmp_path / "r1.csv",
-                   {0: ["contradiction"], 2: ["paraphrase", "standard_negation"]})
+    rev1 = _review(
+        sheets / "review-1.csv",
+        tmp_path / "r1.csv",
+        {0: ["contradiction"], 2: ["paraphrase", "standard_negation"]},
+    )
     r = M.build(_cfg(tmp_path, tiny_llama, author=str(author), reviews=[str(rev1)]), progress=False)
     assert r["next"] == "review-2"
     assert r["rounds"][0]["disagreements"] == 2 and r["rounds"][0]["items"] == 5
@@ -161,8 +177,10 @@ def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
     assert r["rounds"][0]["by_label"]["paraphrase"] == 1 and r["rounds"][0]["revised"] == 2
     assert "(revised)" in _rows(sheets / "review-2.csv")[0]["contradiction"]
     rev2 = _review(sheets / "review-2.csv", tmp_path / "r2.csv", {4: ["original"]})
-    r = M.build(_cfg(tmp_path, tiny_llama, author=str(author), reviews=[str(rev1), str(rev2)]),
-                progress=False)
+    r = M.build(
+        _cfg(tmp_path, tiny_llama, author=str(author), reviews=[str(rev1), str(rev2)]),
+        progress=False,
+    )
     assert r["next"] is None and r["rounds"][1]["rate"] == pytest.approx(0.2)
     docs = nubench.load_split("test", tmp_path / "B" / "nubench")
     assert len(docs) == 5
@@ -178,18 +196,42 @@ def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
 
 def test_korean_merge_loads_through_konubench(tmp_path, tiny_llama):
     import negbench.tasks.konubench.tasks as konubench
+
     cfg = _cfg(tmp_path, tiny_llama, text=KO_TEXT, lang="ko", min_words=None)
     r = M.build(cfg, progress=False)
     assert r["items"] == 2 and "merge" in r["stages"] and r["model_requests"] == 2 + 2 + 2
-    assert 0 < r["model_computed"] <= 6          # identical merged sentences are asked once
+    assert 0 < r["model_computed"] <= 6  # identical merged sentences are asked once
     rows = _rows(tmp_path / "B" / "sheets" / "author.csv")
     assert rows[0]["source"] == "고양이가 따뜻한 방석 위에 앉았다. 개는 밤마다 짖는 동물이다."
     author = _fill_author(tmp_path / "B" / "sheets" / "author.csv", tmp_path / "a.csv", "ko")
-    r = M.build(_cfg(tmp_path, tiny_llama, text=KO_TEXT, lang="ko", min_words=None,
-                     author=str(author), rounds=1), progress=False)
-    rev = _review(tmp_path / "B" / "sheets" / "review-1.csv", tmp_path / "r1.csv", {1: ["local_negation"]})
-    r = M.build(_cfg(tmp_path, tiny_llama, text=KO_TEXT, lang="ko", min_words=None,
-                     author=str(author), rounds=1, reviews=[str(rev)]), progress=False)
+    r = M.build(
+        _cfg(
+            tmp_path,
+            tiny_llama,
+            text=KO_TEXT,
+            lang="ko",
+            min_words=None,
+            author=str(author),
+            rounds=1,
+        ),
+        progress=False,
+    )
+    rev = _review(
+        tmp_path / "B" / "sheets" / "review-1.csv", tmp_path / "r1.csv", {1: ["local_negation"]}
+    )
+    r = M.build(
+        _cfg(
+            tmp_path,
+            tiny_llama,
+            text=KO_TEXT,
+            lang="ko",
+            min_words=None,
+            author=str(author),
+            rounds=1,
+            reviews=[str(rev)],
+        ),
+        progress=False,
+    )
     assert r["next"] is None and r["rounds"][0]["rate"] == pytest.approx(0.5)
     docs = konubench.load_split("test", tmp_path / "B" / "konubench")
     assert [d["idx"] for d in docs] == ["0", "1"]
@@ -200,12 +242,29 @@ def test_korean_merge_loads_through_konubench(tmp_path, tiny_llama):
 def test_disagreement_arithmetic():
     def row(uid, *bad):
         return M.ReviewRow(uid, {}, {k: k not in bad for k in M.LABELS}, "", uid)
-    rows = {r.uid: r for r in [row("a"), row("b", "original", "paraphrase"), row("c", "paraphrase"),
-                               row("d"), row("e"), row("f"), row("g"), row("h")]}
+
+    rows = {
+        r.uid: r
+        for r in [
+            row("a"),
+            row("b", "original", "paraphrase"),
+            row("c", "paraphrase"),
+            row("d"),
+            row("e"),
+            row("f"),
+            row("g"),
+            row("h"),
+        ]
+    }
     s = M.disagreement_stats(1, rows)
     assert (s.items, s.disagreements) == (8, 2) and s.rate == pytest.approx(0.25)
-    assert s.by_label == {"original": 1, "standard_negation": 0, "local_negation": 0,
-                          "contradiction": 0, "paraphrase": 2}
+    assert s.by_label == {
+        "original": 1,
+        "standard_negation": 0,
+        "local_negation": 0,
+        "contradiction": 0,
+        "paraphrase": 2,
+    }
     assert M.disagreement_stats(2, {}).rate == 0.0
 
 
@@ -231,15 +290,34 @@ def _err(cfg) -> DataError:
     return ei.value
 
 
-@pytest.mark.parametrize("edit, field, words", [
-    (lambda rs: [r.pop("standard_negation") for r in rs], "standard_negation", "missing column"),
-    (lambda rs: rs[1].update(standard_negation="  "), "standard_negation", "empty standard"),
-    (lambda rs: rs[0].update(local_negation_type="clause_part"), "local_negation_type", "unknown local"),
-    (lambda rs: rs[0].update(local_negation=""), "local_negation", "empty local negation"),
-    (lambda rs: rs[2].update(local_negation_type="non-applicable"), "local_negation", "type says"),
-    (lambda rs: rs[3].update(id=rs[2]["id"]), "id", "twice"),
-    (lambda rs: rs[0].update(standard_negation=rs[0]["original"]), "standard_negation", "equals"),
-])
+@pytest.mark.parametrize(
+    "edit, field, words",
+    [
+        (
+            lambda rs: [r.pop("standard_negation") for r in rs],
+            "standard_negation",
+            "missing column",
+        ),
+        (lambda rs: rs[1].update(standard_negation="  "), "standard_negation", "empty standard"),
+        (
+            lambda rs: rs[0].update(local_negation_type="clause_part"),
+            "local_negation_type",
+            "unknown local",
+        ),
+        (lambda rs: rs[0].update(local_negation=""), "local_negation", "empty local negation"),
+        (
+            lambda rs: rs[2].update(local_negation_type="non-applicable"),
+            "local_negation",
+            "type says",
+        ),
+        (lambda rs: rs[3].update(id=rs[2]["id"]), "id", "twice"),
+        (
+            lambda rs: rs[0].update(standard_negation=rs[0]["original"]),
+            "standard_negation",
+            "equals",
+        ),
+    ],
+)
 def test_author_sheet_errors(built, tiny_llama, edit, field, words):
     rows = _rows(_fill_author(built / "B" / "sheets" / "author.csv", built / "good.csv"))
     edit(rows)
@@ -253,7 +331,7 @@ def test_sheet_errors_before_anything_is_written(tmp_path, tiny_llama):
     bad = _write_csv(tmp_path / "a.csv", [{"id": "1-0", "original": "x"}])
     e = _err(_cfg(tmp_path, tiny_llama, author=str(bad)))
     assert "missing column" in str(e) and e.record == "header"
-    assert not (tmp_path / "B").exists()                 # no stage ran, no model was loaded
+    assert not (tmp_path / "B").exists()  # no stage ran, no model was loaded
 
 
 def test_author_sheet_from_another_build(built, tiny_llama):
@@ -269,23 +347,48 @@ def test_review_sheet_errors(built, tiny_llama):
     good = _review(built / "B" / "sheets" / "review-1.csv", built / "r1.csv", {})
     rows = _rows(good)
     rows[1]["agree_paraphrase"] = "maybe"
-    e = _err(_cfg(built, tiny_llama, author=str(author),
-                  reviews=[str(_write_csv(built / "bad1.csv", rows))]))
+    e = _err(
+        _cfg(
+            built,
+            tiny_llama,
+            author=str(author),
+            reviews=[str(_write_csv(built / "bad1.csv", rows))],
+        )
+    )
     assert e.field == "agree_paraphrase" and e.record == "row 2" and "maybe" in str(e)
     rows = _rows(good)
     rows[0]["agree_contradiction"] = ""
-    e = _err(_cfg(built, tiny_llama, author=str(author),
-                  reviews=[str(_write_csv(built / "bad2.csv", rows))]))
+    e = _err(
+        _cfg(
+            built,
+            tiny_llama,
+            author=str(author),
+            reviews=[str(_write_csv(built / "bad2.csv", rows))],
+        )
+    )
     assert e.field == "agree_contradiction" and "no decision" in str(e)
     rows = _rows(good)
-    rows[2]["paraphrase"] += " changed"                  # a revision marked agree
-    e = _err(_cfg(built, tiny_llama, author=str(author),
-                  reviews=[str(_write_csv(built / "bad3.csv", rows))]))
+    rows[2]["paraphrase"] += " changed"  # a revision marked agree
+    e = _err(
+        _cfg(
+            built,
+            tiny_llama,
+            author=str(author),
+            reviews=[str(_write_csv(built / "bad3.csv", rows))],
+        )
+    )
     assert e.field == "agree_paraphrase" and "changed but marked agree" in str(e)
     rows = _rows(good)
-    e = _err(_cfg(built, tiny_llama, author=str(author),
-                  reviews=[str(_write_csv(built / "bad4.csv", rows, [c for c in rows[0]
-                                                                      if c != "comment"]))]))
+    e = _err(
+        _cfg(
+            built,
+            tiny_llama,
+            author=str(author),
+            reviews=[
+                str(_write_csv(built / "bad4.csv", rows, [c for c in rows[0] if c != "comment"]))
+            ],
+        )
+    )
     assert e.field == "comment"
     assert not (built / "B" / "sheets" / "review-2.csv").exists()
     assert not (built / "B" / "manifest.json").exists()
@@ -302,15 +405,44 @@ def test_options_checked():
 
 def test_cli_error_exit(tmp_path, tiny_llama, capsys):
     from negbench.cli import main
+
     src = tmp_path / "s.txt"
     src.write_text(EN_TEXT, encoding="utf-8")
     bad = _write_csv(tmp_path / "a.csv", [{"id": "1-0"}])
-    rc = main(["build", "mcq", "--input", str(src), "--out", str(tmp_path / "B"), "--model",
-               tiny_llama, "--author", str(bad), "--quiet"])
+    rc = main(
+        [
+            "build",
+            "mcq",
+            "--input",
+            str(src),
+            "--out",
+            str(tmp_path / "B"),
+            "--model",
+            tiny_llama,
+            "--author",
+            str(bad),
+            "--quiet",
+        ]
+    )
     err = capsys.readouterr().err
     assert rc != 0 and str(bad) in err and "missing column" in err
-    rc = main(["build", "mcq", "--input", str(src), "--out", str(tmp_path / "B"), "--model",
-               tiny_llama, "--min-words", "6", "--max-tokens", "4", "--quiet"])
+    rc = main(
+        [
+            "build",
+            "mcq",
+            "--input",
+            str(src),
+            "--out",
+            str(tmp_path / "B"),
+            "--model",
+            tiny_llama,
+            "--min-words",
+            "6",
+            "--max-tokens",
+            "4",
+            "--quiet",
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "5 items" in out and "author sheet" in out
 
@@ -320,13 +452,24 @@ def test_end_to_end_smollm2(tmp_path, monkeypatch):
     """Three sentences through the real embedded SmolLM2 (chat template, transformers backend):
     stages, cache, sheets, one review round, a release the nubench loader reads."""
     import negbench.tasks.nubench.tasks as nubench
-    monkeypatch.delenv("NEGBENCH_CACHE", raising=False)      # the converted model is shared
-    text = ("The old lighthouse on the northern cape was painted red and white by the harbour "
-            "workers last summer. The ferry that crosses the bay leaves the pier every morning at "
-            "seven, and it returns shortly before noon.\nThe village choir sings in the stone "
-            "chapel on Sundays because the acoustics there are excellent.\n")
-    cfg = _cfg(tmp_path, "smollm2-135m-instruct", text=text, min_words=10, max_tokens=48,
-               cache=str(tmp_path / "responses.sqlite"), dtype="float32", device="cpu")
+
+    monkeypatch.delenv("NEGBENCH_CACHE", raising=False)  # the converted model is shared
+    text = (
+        "The old lighthouse on the northern cape was painted red and white by the harbour "
+        "workers last summer. The ferry that crosses the bay leaves the pier every morning at "
+        "seven, and it returns shortly before noon.\nThe village choir sings in the stone "
+        "chapel on Sundays because the acoustics there are excellent.\n"
+    )
+    cfg = _cfg(
+        tmp_path,
+        "smollm2-135m-instruct",
+        text=text,
+        min_words=10,
+        max_tokens=48,
+        cache=str(tmp_path / "responses.sqlite"),
+        dtype="float32",
+        device="cpu",
+    )
     r = M.build(cfg, progress=False)
     assert r["items"] == 3 and r["model_requests"] == 6 and r["model_computed"] == 6
     rows = _rows(tmp_path / "B" / "sheets" / "author.csv")
@@ -335,9 +478,13 @@ def test_end_to_end_smollm2(tmp_path, monkeypatch):
     assert not r["model_opened"] and r["model_computed"] == 0
     author = _fill_author(tmp_path / "B" / "sheets" / "author.csv", tmp_path / "a.csv")
     M.build(M.McqConfig(**{**cfg.__dict__, "author": str(author), "rounds": 1}), progress=False)
-    rev = _review(tmp_path / "B" / "sheets" / "review-1.csv", tmp_path / "r1.csv", {0: ["paraphrase"]})
-    r = M.build(M.McqConfig(**{**cfg.__dict__, "author": str(author), "rounds": 1,
-                               "reviews": [str(rev)]}), progress=False)
+    rev = _review(
+        tmp_path / "B" / "sheets" / "review-1.csv", tmp_path / "r1.csv", {0: ["paraphrase"]}
+    )
+    r = M.build(
+        M.McqConfig(**{**cfg.__dict__, "author": str(author), "rounds": 1, "reviews": [str(rev)]}),
+        progress=False,
+    )
     assert r["rounds"][0]["rate"] == pytest.approx(1 / 3)
     docs = nubench.load_split("test", tmp_path / "B" / "nubench")
     assert len(docs) == 3 and docs[0]["choice4"].endswith("(revised)")

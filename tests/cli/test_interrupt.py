@@ -15,6 +15,7 @@ the moment they arrive.  The signal is sent
 After each stop the rerun must reuse every committed answer and give the same samples as a run
 that was never interrupted.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,8 @@ from pathlib import Path
 
 import pytest
 
-N_ITEMS = 160          # 10 generation batches of 16
-STOP_S = 15            # a stopped run exits within this (measured: 1.5-3 s on a busy machine)
+N_ITEMS = 160  # 10 generation batches of 16
+STOP_S = 15  # a stopped run exits within this (measured: 1.5-3 s on a busy machine)
 
 
 def write_task(path: Path, n: int = N_ITEMS) -> Path:
@@ -39,8 +40,17 @@ def write_task(path: Path, n: int = N_ITEMS) -> Path:
     with open(path, "w") as f:
         for i in range(n):
             q = " ".join(words[(i * 7 + j) % len(words)] for j in range(60 + i % 40))
-            f.write(json.dumps({"id": f"q{i}", "question": f"{q} {i}?",
-                                "choices": [f"yes {i % 3}", f"no {i % 4}"], "answer": i % 2}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "question": f"{q} {i}?",
+                        "choices": [f"yes {i % 3}", f"no {i % 4}"],
+                        "answer": i % 2,
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -53,16 +63,36 @@ def rows(cache: Path) -> int:
 
 
 def command(model: str, task: Path, out: Path, cache: Path, mode: str = "generate") -> list[str]:
-    return [sys.executable, "-m", "negbench", "run", "--model", model, "--tasks", str(task),
-            "--modes", mode, "--output", str(out), "--cache", str(cache)]
+    return [
+        sys.executable,
+        "-m",
+        "negbench",
+        "run",
+        "--model",
+        model,
+        "--tasks",
+        str(task),
+        "--modes",
+        mode,
+        "--output",
+        str(out),
+        "--cache",
+        str(cache),
+    ]
 
 
 def start(cmd: list[str], log: Path, ignore_sigint: bool = False) -> subprocess.Popen:
     def child_setup():
-        if ignore_sigint:                    # as a non-interactive shell starts `cmd &`
+        if ignore_sigint:  # as a non-interactive shell starts `cmd &`
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(log, "w"),
-                            preexec_fn=child_setup, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "w"),
+        preexec_fn=child_setup,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
 
 
 def wait_for(proc: subprocess.Popen, log: Path, cond, what: str, timeout: float = 300) -> float:
@@ -95,7 +125,7 @@ def resume(cmd: list[str], out: Path, answered: int) -> dict:
     r = subprocess.run(cmd + ["--quiet"], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr
     res = json.loads((out / "results.json").read_text())
-    assert res["engine"]["cached"] == answered               # nothing answered is redone
+    assert res["engine"]["cached"] == answered  # nothing answered is redone
     assert res["engine"]["computed"] == res["engine"]["unique"] - answered
     return res
 
@@ -116,8 +146,12 @@ def generation(tiny_llama, tmp_path_factory):
     return {"task": task, "reference": samples(home / "ref")}
 
 
-POINTS = [pytest.param("while the first batch runs", marks=pytest.mark.slow),
-          "between two batches", "inside a later batch", "started with SIGINT ignored"]
+POINTS = [
+    pytest.param("while the first batch runs", marks=pytest.mark.slow),
+    "between two batches",
+    "inside a later batch",
+    "started with SIGINT ignored",
+]
 
 
 @pytest.mark.parametrize("point", POINTS)
@@ -130,7 +164,7 @@ def test_sigint_stops_a_generation_run_which_then_resumes(point, generation, tin
         time.sleep(0.1)
     elif point == "between two batches":
         wait_for(proc, log, lambda: rows(cache) >= 16, "a finished batch")
-    else:                                      # half a batch's time after a batch was committed
+    else:  # half a batch's time after a batch was committed
         t1 = wait_for(proc, log, lambda: rows(cache) >= 16, "a finished batch")
         n = rows(cache)
         t2 = wait_for(proc, log, lambda: rows(cache) > n, "a second finished batch")
@@ -144,12 +178,15 @@ def test_sigint_stops_a_generation_run_which_then_resumes(point, generation, tin
     assert samples(out) == generation["reference"]
 
 
-@pytest.mark.slow         # the SIGKILL resume of a scoring run is tested by test_resume.py
+@pytest.mark.slow  # the SIGKILL resume of a scoring run is tested by test_resume.py
 def test_sigint_stops_a_scoring_run_which_then_resumes(tiny_llama, tmp_path):
     task = write_task(tmp_path / "items.jsonl", 300)
     out, cache, log = tmp_path / "run", tmp_path / "cache.sqlite", tmp_path / "stderr.txt"
-    cmd = command(tiny_llama, task, out, cache, mode="cloze") + ["--no-prefix-sharing",
-                                                               "--batch-size", "2"]
+    cmd = command(tiny_llama, task, out, cache, mode="cloze") + [
+        "--no-prefix-sharing",
+        "--batch-size",
+        "2",
+    ]
     proc = start(cmd, log)
     wait_for(proc, log, lambda: rows(cache) >= 40, "40 answers")
     interrupt(proc, log)
@@ -161,15 +198,21 @@ def test_sigint_stops_a_scoring_run_which_then_resumes(tiny_llama, tmp_path):
 class _Silent(BaseHTTPRequestHandler):
     """An OpenAI-compatible server that lists one model (the tiny model, whose tokenizer the
     client reads from its folder) and never answers a completion."""
+
     root = ""
 
     def log_message(self, *args):
         pass
 
     def do_GET(self):
-        body = json.dumps({"object": "list", "data": [{"id": "tiny", "object": "model",
-                                                        "root": self.root,
-                                                        "max_model_len": 1024}]}).encode()
+        body = json.dumps(
+            {
+                "object": "list",
+                "data": [
+                    {"id": "tiny", "object": "model", "root": self.root, "max_model_len": 1024}
+                ],
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(body)))
@@ -178,7 +221,7 @@ class _Silent(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("content-length", 0)))
-        time.sleep(30)                        # longer than the test; the client waits --timeout
+        time.sleep(30)  # longer than the test; the client waits --timeout
 
 
 def test_sigint_stops_an_api_run_with_requests_in_flight(tiny_llama, tmp_path):
@@ -191,16 +234,19 @@ def test_sigint_stops_an_api_run_with_requests_in_flight(tiny_llama, tmp_path):
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         task = write_task(tmp_path / "items.jsonl", 8)
         log = tmp_path / "stderr.txt"
-        proc = start(command(f"openai-compatible:{url}", task, tmp_path / "run",
-                             tmp_path / "cache.sqlite") + ["--timeout", "120"], log)
+        proc = start(
+            command(f"openai-compatible:{url}", task, tmp_path / "run", tmp_path / "cache.sqlite")
+            + ["--timeout", "120"],
+            log,
+        )
         wait_for(proc, log, lambda: "1 unit(s)" in log.read_text(), "the requests")
-        time.sleep(1.0)                       # four requests are in flight, none answered
+        time.sleep(1.0)  # four requests are in flight, none answered
         interrupt(proc, log)
     finally:
         server.shutdown()
 
 
-@pytest.mark.slow            # a local Ray cluster starts in ≈10-20 s
+@pytest.mark.slow  # a local Ray cluster starts in ≈10-20 s
 def test_ctrl_c_stops_a_ray_run_and_its_local_cluster(tiny_llama, tmp_path):
     """A terminal's Ctrl-C reaches the whole process group (the driver and the local cluster
     it started): the run exits 130 within seconds, leaves no Ray process, and resumes."""
@@ -208,8 +254,12 @@ def test_ctrl_c_stops_a_ray_run_and_its_local_cluster(tiny_llama, tmp_path):
     task = write_task(tmp_path / "items.jsonl", 300)
     out, cache, log = tmp_path / "run", tmp_path / "cache.sqlite", tmp_path / "stderr.txt"
     cmd = command(tiny_llama, task, out, cache, mode="cloze") + ["--group-tokens", "400"]
-    proc = subprocess.Popen(cmd + ["--ray", "local:2"], stdout=subprocess.DEVNULL,
-                            stderr=open(log, "w"), start_new_session=True)
+    proc = subprocess.Popen(
+        cmd + ["--ray", "local:2"],
+        stdout=subprocess.DEVNULL,
+        stderr=open(log, "w"),
+        start_new_session=True,
+    )
     wait_for(proc, log, lambda: rows(cache) >= 40, "40 answers")
     t0 = time.time()
     os.killpg(proc.pid, signal.SIGINT)
@@ -225,4 +275,4 @@ def test_ctrl_c_stops_a_ray_run_and_its_local_cluster(tiny_llama, tmp_path):
     assert not left.stdout.strip(), "Ray processes left: " + left.stdout
     answered = rows(cache)
     assert answered < 600
-    resume(cmd, out, answered)                # the same groups in one process: same samples
+    resume(cmd, out, answered)  # the same groups in one process: same samples

@@ -1,6 +1,7 @@
 """Packed rows on the device (issue 26): masks built from positions and subtree ends, the SDPA
 and FlexAttention paths, the padded fallback and the array trie, each against a naive
 computation (one request at a time, float64 log-softmax) on random tries."""
+
 from __future__ import annotations
 
 import random
@@ -11,8 +12,13 @@ import pytest
 from conftest import CORPUS, naive_scores
 from negbench.backends.hf import HFBackend
 from negbench.core.engine import Engine, EngineConfig, request_keys
-from negbench.core.requests import (GenerationRequest, LoglikelihoodRequest, NextTokenRequest,
-                               RollingLoglikelihoodRequest, request_key)
+from negbench.core.requests import (
+    GenerationRequest,
+    LoglikelihoodRequest,
+    NextTokenRequest,
+    RollingLoglikelihoodRequest,
+    request_key,
+)
 from negbench.core.trie import TokenTrie, neighbour_lcp, sorted_trie
 
 WORDS = "the cat dog not never is was a house river moon True False sentence negation".split()
@@ -34,7 +40,9 @@ def random_workload(seed: int, n_trunks: int = 3):
             for _ in range(rng.randint(1, 4)):
                 cont = (" " + first if rng.random() < 0.5 else "") + " " + words(rng.randint(1, 5))
                 reqs.append(LoglikelihoodRequest(ctx, cont))
-            reqs.append(NextTokenRequest(ctx, ("True", "False"), label_prefix=rng.choice(["", " "])))
+            reqs.append(
+                NextTokenRequest(ctx, ("True", "False"), label_prefix=rng.choice(["", " "]))
+            )
     return reqs
 
 
@@ -58,6 +66,7 @@ def eager_flex(monkeypatch):
 
     def eager(query, key, value, training=False, **kw):
         return flex_attention(query, key, value, **kw)
+
     monkeypatch.setattr(tfa, "compile_friendly_flex_attention", eager)
 
 
@@ -73,7 +82,11 @@ def test_attention_paths_equal_the_naive_loop(model_fixture, attention, request,
     ref = naive_scores(HFBackend(folder, dtype="float32", device="cpu"), reqs)
     be = HFBackend(folder, dtype="float32", device="cpu", attn_implementation=attention)
     assert be.attention == attention
-    for cfg in (dict(max_row_tokens=2048), dict(max_row_tokens=24, batch_size=3), dict(plan="padded")):
+    for cfg in (
+        dict(max_row_tokens=2048),
+        dict(max_row_tokens=24, batch_size=3),
+        dict(plan="padded"),
+    ):
         eng = Engine(be, config=EngineConfig(progress=False, **cfg))
         check(eng.run(reqs), ref)
         st = eng.last_stats
@@ -91,9 +104,14 @@ def test_results_do_not_depend_on_batching_or_prefetch(tiny_gemma, seed):
     base = Engine(be, config=EngineConfig(progress=False)).run(reqs)
     rng = random.Random(seed)
     for _ in range(3):
-        cfg = EngineConfig(progress=False, max_row_tokens=rng.choice([None, 16, 40, 300]),
-                           batch_size=rng.choice([1, 4, 32]), max_batch_tokens=rng.choice([None, 64, 500]),
-                           prefetch=rng.random() < 0.5, plan=rng.choice(["auto", "trie", "padded"]))
+        cfg = EngineConfig(
+            progress=False,
+            max_row_tokens=rng.choice([None, 16, 40, 300]),
+            batch_size=rng.choice([1, 4, 32]),
+            max_batch_tokens=rng.choice([None, 64, 500]),
+            prefetch=rng.random() < 0.5,
+            plan=rng.choice(["auto", "trie", "padded"]),
+        )
         out = Engine(be, config=cfg).run(reqs)
         for a, b in zip(out, base):
             if hasattr(a, "logprobs"):
@@ -108,10 +126,14 @@ def test_padded_fallback_where_sharing_cannot_pay(tiny_llama):
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     rng = random.Random(3)
     lines = [c for c in CORPUS if len(c) > 12]
-    apart = [NextTokenRequest(f"{i} " + " ".join(rng.choice(lines) for _ in range(6)), ("True", "False"))
-             for i in range(40)]
-    shared = [NextTokenRequest(" ".join(CORPUS) + " " + rng.choice(WORDS), ("True", "False"))
-              for _ in range(20)]
+    apart = [
+        NextTokenRequest(f"{i} " + " ".join(rng.choice(lines) for _ in range(6)), ("True", "False"))
+        for i in range(40)
+    ]
+    shared = [
+        NextTokenRequest(" ".join(CORPUS) + " " + rng.choice(WORDS), ("True", "False"))
+        for _ in range(20)
+    ]
     for reqs, padded in ((apart, 1), (shared, 0)):
         eng = Engine(be, config=EngineConfig(progress=False))
         check(eng.run(reqs), naive_scores(be, reqs))
@@ -161,6 +183,7 @@ def test_device_masks_follow_the_subtree_rule(window):
     import torch
     from torch.nn.attention.flex_attention import create_mask
     from negbench.backends.attention import flex_masks, sdpa_masks
+
     rng = random.Random(0)
     for _ in range(20):
         trie = TokenTrie()
@@ -193,8 +216,10 @@ def test_array_trie_equals_the_token_trie():
     for seed in range(100):
         rng = random.Random(seed)
         base = [rng.randrange(5) for _ in range(rng.randint(0, 10))]
-        seqs = sorted(base[:rng.randint(0, len(base))] + [rng.randrange(4) for _ in range(rng.randint(1, 8))]
-                      for _ in range(rng.randint(1, 30)))
+        seqs = sorted(
+            base[: rng.randint(0, len(base))] + [rng.randrange(4) for _ in range(rng.randint(1, 8))]
+            for _ in range(rng.randint(1, 30))
+        )
         trie, paths = TokenTrie(), []
         for s in seqs:
             paths.append(trie.insert(s))
@@ -204,20 +229,26 @@ def test_array_trie_equals_the_token_trie():
         np.cumsum([len(s) for s in seqs], out=offsets[1:])
         st = sorted_trie(flat, offsets)
         ref = trie.arrays()
-        assert (ref.ids == np.arange(len(trie))).all()         # sorted insertion is pre-order
+        assert (ref.ids == np.arange(len(trie))).all()  # sorted insertion is pre-order
         assert (st.arrays.token == ref.token).all() and (st.arrays.depth == ref.depth).all()
         assert (st.arrays.end == ref.end).all()
         seq = np.array([i for i, s in enumerate(seqs) for _ in s])
         depth = np.array([d for s in seqs for d in range(len(s))])
         assert st.node(seq, depth).tolist() == [paths[i][d] for i, d in zip(seq, depth)]
-        lcp = [0] + [next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-                     for a, b in zip(seqs, seqs[1:])]
+        lcp = [0] + [
+            next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            for a, b in zip(seqs, seqs[1:])
+        ]
         assert neighbour_lcp(flat, offsets).tolist() == lcp
 
 
 def test_request_keys_equal_request_key():
-    reqs = [LoglikelihoodRequest("Ä ctx ", "cont"), NextTokenRequest("x", ("True", "False"), " "),
-            GenerationRequest("q", ("\n",), 5), RollingLoglikelihoodRequest("t\u00e9xt")]
+    reqs = [
+        LoglikelihoodRequest("Ä ctx ", "cont"),
+        NextTokenRequest("x", ("True", "False"), " "),
+        GenerationRequest("q", ("\n",), 5),
+        RollingLoglikelihoodRequest("t\u00e9xt"),
+    ]
     assert request_keys(reqs, "fp") == [request_key(r, "fp") for r in reqs]
 
 
@@ -228,12 +259,16 @@ def _tiny_spaces_tokenizer(path):
     from tokenizers.models import BPE
     from tokenizers.trainers import BpeTrainer
     from transformers import PreTrainedTokenizerFast
+
     tok = Tokenizer(BPE(unk_token=None, byte_fallback=True, fuse_unk=True))
     tok.normalizer = normalizers.Replace(" ", "\u2581")
     tok.pre_tokenizer = pre_tokenizers.Split(" ", "merged_with_previous")
     special = ["<pad>", "<bos>", "<start_of_turn>", "<end_of_turn>"]
-    trainer = BpeTrainer(vocab_size=600, special_tokens=special + [f"<0x{i:02X}>" for i in range(256)],
-                         min_frequency=1)
+    trainer = BpeTrainer(
+        vocab_size=600,
+        special_tokens=special + [f"<0x{i:02X}>" for i in range(256)],
+        min_frequency=1,
+    )
     tok.train_from_iterator([c.replace("\n", " ") for c in CORPUS] * 20, trainer)
     tok.add_tokens([AddedToken(t, normalized=False) for t in ("\n", "\n\n")])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", pad_token="<pad>")
@@ -248,6 +283,7 @@ def test_tokenisation_by_safe_pieces_is_exact(kind, tiny_llama, tmp_path):
     tokenises as its two sides."""
     from transformers import AutoTokenizer
     from negbench.backends.token_splits import SplitTokenizer
+
     if kind == "bytelevel":
         tok = AutoTokenizer.from_pretrained(tiny_llama)
         marks = ("<s>", "</s>")
@@ -257,23 +293,33 @@ def test_tokenisation_by_safe_pieces_is_exact(kind, tiny_llama, tmp_path):
     sp = SplitTokenizer(tok)
     assert sp.kind == kind
     rng = random.Random(0)
-    bits = WORDS + ["  ", "\n", "\n\n", "\t", " ,", ".", "\u00a0", "\x1c", "é", "Ünï", "'s", "42", " 7"] + list(marks)
+    bits = (
+        WORDS
+        + ["  ", "\n", "\n\n", "\t", " ,", ".", "\u00a0", "\x1c", "é", "Ünï", "'s", "42", " 7"]
+        + list(marks)
+    )
     head = marks[0] + "user\nNegate the sentence. " + " ".join(CORPUS[:3])
     tail = marks[1] + "\n" + marks[0] + "model\n"
     texts = []
     for _ in range(300):
-        mid = "".join(rng.choice(bits) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(0, 12)))
-        texts.append(rng.choice([head + " " + mid + tail, mid, head + mid, mid + tail, " " + mid + " "]))
+        mid = "".join(
+            rng.choice(bits) + rng.choice(["", " ", " ", "\n"]) for _ in range(rng.randint(0, 12))
+        )
+        texts.append(
+            rng.choice([head + " " + mid + tail, mid, head + mid, mid + tail, " " + mid + " "])
+        )
     want = tok(texts, add_special_tokens=False)["input_ids"]
     assert sp.encode(texts) == want
-    assert sp.encode(texts) == want                 # again, from the pieces remembered
+    assert sp.encode(texts) == want  # again, from the pieces remembered
     for t in texts[:150]:
         for i in range(1, len(t)):
             left, right = t[:i], t[i:]
             if sp.can_split(left, right):
-                assert (tok(left, add_special_tokens=False)["input_ids"]
-                        + tok(right, add_special_tokens=False)["input_ids"]
-                        == tok(t, add_special_tokens=False)["input_ids"]), (left, right)
+                assert (
+                    tok(left, add_special_tokens=False)["input_ids"]
+                    + tok(right, add_special_tokens=False)["input_ids"]
+                    == tok(t, add_special_tokens=False)["input_ids"]
+                ), (left, right)
 
 
 @pytest.mark.slow
@@ -282,35 +328,49 @@ def test_tokenisation_by_pieces_on_the_embedded_tokenizers(name, monkeypatch):
     """The embedded models' own tokenizers (byte-level BPE; whole-segment BPE with "▁"): chat
     prompts, Korean and Japanese lines, shared instructions, continuations after their
     contexts — the same ids as the tokenizer, text by text."""
-    monkeypatch.delenv("NEGBENCH_CACHE", raising=False)     # reuse the converted model
+    monkeypatch.delenv("NEGBENCH_CACHE", raising=False)  # reuse the converted model
     from negbench.backends.hf import HFBackend
+
     be = HFBackend(name, dtype="float32", device="cpu")
     tok = be.tokenizer
     rng = random.Random(1)
-    lines = CORPUS + ["원문: 그는 학교에 가지 않았다.", "부정문: 그는 학교에 갔다.  ", "彼は学校に行かなかった。",
-                      "Is the following statement True or False? Answer only True or False.",
-                      "A location is commonly a point or extent in space.", "(예. ¬(P ∧ Q) ≡ ¬P ∨ ¬Q)"]
+    lines = CORPUS + [
+        "원문: 그는 학교에 가지 않았다.",
+        "부정문: 그는 학교에 갔다.  ",
+        "彼は学校に行かなかった。",
+        "Is the following statement True or False? Answer only True or False.",
+        "A location is commonly a point or extent in space.",
+        "(예. ¬(P ∧ Q) ≡ ¬P ∨ ¬Q)",
+    ]
     instruction = "\n".join(lines[:5]) + "\n\n"
     texts, pairs = [], []
     for _ in range(200):
         body = " ".join(rng.choice(lines) for _ in range(rng.randint(1, 4)))
         msg = instruction + body if rng.random() < 0.7 else body
-        if rng.random() < 0.5:              # a chat prompt (Gemma's markers where there is no template)
-            text = (be.apply_chat_template([{"role": "user", "content": msg}]) if be.has_chat_template
-                    else f"<start_of_turn>user\n{msg}<end_of_turn>\n<start_of_turn>model\n")
+        if rng.random() < 0.5:  # a chat prompt (Gemma's markers where there is no template)
+            text = (
+                be.apply_chat_template([{"role": "user", "content": msg}])
+                if be.has_chat_template
+                else f"<start_of_turn>user\n{msg}<end_of_turn>\n<start_of_turn>model\n"
+            )
         else:
             text = msg
         texts.append(text)
         pairs.append((text.rstrip(), " " + rng.choice(lines)))
     assert be.splitter.kind is not None
-    assert be.encode_batch(texts) == [tok(t)["input_ids"] if not t.startswith(tok.bos_token or "\0")
-                                      or not be.add_bos else tok(t, add_special_tokens=False)["input_ids"]
-                                      for t in texts]
+    assert be.encode_batch(texts) == [
+        tok(t)["input_ids"]
+        if not t.startswith(tok.bos_token or "\0") or not be.add_bos
+        else tok(t, add_special_tokens=False)["input_ids"]
+        for t in texts
+    ]
     for left, right in pairs:
         if be.can_split(left, right):
             whole = tok(left + right, add_special_tokens=False)["input_ids"]
-            assert whole == (tok(left, add_special_tokens=False)["input_ids"]
-                             + tok(right, add_special_tokens=False)["input_ids"])
+            assert whole == (
+                tok(left, add_special_tokens=False)["input_ids"]
+                + tok(right, add_special_tokens=False)["input_ids"]
+            )
 
 
 @pytest.mark.parametrize("softcap", [None, 30.0])
@@ -321,6 +381,7 @@ def test_gpu_head_tiles_match_float64(softcap):
     float64 computation on the same (rounded) weights."""
     import torch
     from negbench.backends import hf
+
     torch.manual_seed(0)
     V, d, n = 5003, 32, 70
     head = torch.nn.Linear(d, V, bias=False)
@@ -336,12 +397,20 @@ def test_gpu_head_tiles_match_float64(softcap):
             if softcap:
                 logits = torch.tanh(logits / softcap) * softcap
             ref = torch.log_softmax(logits, -1)
-            for budget in (hf.GPU_HEAD_BUDGET, 7 * V):       # one tile, and blocks of 7 rows
+            for budget in (hf.GPU_HEAD_BUDGET, 7 * V):  # one tile, and blocks of 7 rows
                 old = hf.GPU_HEAD_BUDGET
                 hf.GPU_HEAD_BUDGET = budget
                 try:
-                    lp, am = hf.head_scores(torch, h, w, t_query, torch.from_numpy(t_query),
-                                            torch.from_numpy(t_token), softcap, gpu=True)
+                    lp, am = hf.head_scores(
+                        torch,
+                        h,
+                        w,
+                        t_query,
+                        torch.from_numpy(t_query),
+                        torch.from_numpy(t_token),
+                        softcap,
+                        gpu=True,
+                    )
                 finally:
                     hf.GPU_HEAD_BUDGET = old
                 want = ref[torch.from_numpy(t_query), torch.from_numpy(t_token)]

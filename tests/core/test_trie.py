@@ -1,4 +1,5 @@
 """The prefix-trie planner: every needed node forwarded exactly once, rows within budget."""
+
 from __future__ import annotations
 
 import random
@@ -11,9 +12,11 @@ def random_trie(seed: int, n: int = 60):
     trie = TokenTrie()
     base = [rng.randrange(50) for _ in range(rng.randint(0, 40))]
     for _ in range(n):
-        seq = base[:rng.randint(0, len(base))] + [rng.randrange(50) for _ in range(rng.randint(1, 30))]
+        seq = base[: rng.randint(0, len(base))] + [
+            rng.randrange(50) for _ in range(rng.randint(1, 30))
+        ]
         path = trie.insert(seq)
-        for node in path[rng.randint(0, len(path) - 1):]:
+        for node in path[rng.randint(0, len(path) - 1) :]:
             trie.ask(node, rng.randrange(50))
     return trie
 
@@ -37,10 +40,14 @@ def test_each_needed_node_forwarded_once_with_its_ancestors_before():
                         parent = trie.parent[n]
                         if p >= 0:
                             assert row.nodes[p] == parent and p < i
-                        else:   # attaches to the prefix end (or is a trie root)
+                        else:  # attaches to the prefix end (or is a trie root)
                             assert parent == (prefix_nodes[-1] if prefix_nodes else -1)
-                        assert row.positions[i] == trie.depth[n] == len(prefix_nodes) + (
-                            0 if p < 0 else row.positions[p] - len(prefix_nodes) + 1)
+                        assert (
+                            row.positions[i]
+                            == trie.depth[n]
+                            == len(prefix_nodes)
+                            + (0 if p < 0 else row.positions[p] - len(prefix_nodes) + 1)
+                        )
                     seen.extend(row.nodes)
                 if isinstance(step, ChainStep):
                     live_prefix_nodes[step.new_prefix] = prefix_nodes + step.row.nodes

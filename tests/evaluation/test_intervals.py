@@ -1,5 +1,6 @@
 """95 % intervals against independent computations: scipy's Wilson interval, the design-effect
 formula written out by hand, and a plain index-resampling bootstrap."""
+
 from __future__ import annotations
 
 import math
@@ -7,12 +8,20 @@ import math
 import numpy as np
 import pytest
 
-from negbench.evaluation.intervals import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, cluster_interval,
-                                           clustered_wilson, interval, wilson)
+from negbench.evaluation.intervals import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    cluster_interval,
+    clustered_wilson,
+    interval,
+    wilson,
+)
 
 
-@pytest.mark.parametrize("k,n", [(0, 1), (1, 1), (0, 12), (6, 12), (10, 12), (12, 12), (3, 40),
-                                 (531, 1284), (100000, 381300)])
+@pytest.mark.parametrize(
+    "k,n",
+    [(0, 1), (1, 1), (0, 12), (6, 12), (10, 12), (12, 12), (3, 40), (531, 1284), (100000, 381300)],
+)
 def test_wilson_equals_scipy(k, n):
     stats = pytest.importorskip("scipy.stats")
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
@@ -32,9 +41,9 @@ def test_clustered_wilson_is_wilson_at_the_design_effect_n():
     # 4 blocks of 5 items: 5/5, 4/5, 1/5, 0/5 right -> p = 0.5, strongly clustered
     sums, counts = [5, 4, 1, 0], [5, 5, 5, 5]
     n, C, p = 20, 4, 0.5
-    v = C / (C - 1) * sum((s - p * c) ** 2 for s, c in zip(sums, counts)) / n ** 2
+    v = C / (C - 1) * sum((s - p * c) ** 2 for s, c in zip(sums, counts)) / n**2
     n_eff = min(n, max(C, p * (1 - p) / v))
-    assert n_eff < n                                            # wider than 20 independent items
+    assert n_eff < n  # wider than 20 independent items
     lo, hi = clustered_wilson(sums, counts)
     assert (lo, hi) == pytest.approx(_wilson_by_hand(p, n_eff))
     assert hi - lo > wilson(10, 20)[1] - wilson(10, 20)[0]
@@ -59,8 +68,8 @@ def test_cluster_bootstrap_matches_a_plain_resampling_loop():
     ref_lo, ref_hi = np.percentile(stats, [2.5, 97.5])
     assert lo == pytest.approx(ref_lo, abs=0.03) and hi == pytest.approx(ref_hi, abs=0.03)
     assert lo < diffs.sum() / sizes.sum() < hi
-    assert cluster_interval([1.0], [2.0]) is None                # one cluster: nothing to resample
-    assert cluster_interval([0.0, 0.0, 0.0], [2.0, 3.0, 1.0]) is None    # all alike: no spread
+    assert cluster_interval([1.0], [2.0]) is None  # one cluster: nothing to resample
+    assert cluster_interval([0.0, 0.0, 0.0], [2.0, 3.0, 1.0]) is None  # all alike: no spread
     assert interval(list(diffs), list(sizes), proportion=False) == (lo, hi)
     assert (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED) == (10_000, 0)
 
@@ -69,6 +78,7 @@ def test_compare_uses_the_one_bootstrap_default():
     import inspect
 
     from negbench.report import compare
+
     sig = inspect.signature(compare.paired_bootstrap)
     assert sig.parameters["n_resamples"].default == BOOTSTRAP_RESAMPLES
     assert sig.parameters["seed"].default == BOOTSTRAP_SEED

@@ -1,5 +1,6 @@
 """A run killed with SIGKILL half-way resumes: no finished request is recomputed, and the results
 equal those of an uninterrupted run."""
+
 from __future__ import annotations
 
 import json
@@ -12,20 +13,45 @@ import time
 from pathlib import Path
 
 
-
 def write_task(path: Path, n: int) -> None:
     words = "the cat dog is not a house river moon".split()
     with open(path, "w") as f:
         for i in range(n):
             q = " ".join(words[(i * 7 + j) % len(words)] for j in range(3 + i % 5))
-            f.write(json.dumps({"id": f"q{i}", "question": f"{q} {i}?",
-                                "choices": [f"yes {i % 3}", f"no {i % 4}"], "answer": i % 2}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"q{i}",
+                        "question": f"{q} {i}?",
+                        "choices": [f"yes {i % 3}", f"no {i % 4}"],
+                        "answer": i % 2,
+                    }
+                )
+                + "\n"
+            )
 
 
 def cmd(model: str, task: Path, out: Path, cache: Path) -> list[str]:
-    return [sys.executable, "-m", "negbench.cli", "run", "--model", model, "--tasks", str(task),
-            "--modes", "cloze", "--no-prefix-sharing", "--batch-size", "1", "--output", str(out),
-            "--cache", str(cache), "--quiet"]
+    return [
+        sys.executable,
+        "-m",
+        "negbench.cli",
+        "run",
+        "--model",
+        model,
+        "--tasks",
+        str(task),
+        "--modes",
+        "cloze",
+        "--no-prefix-sharing",
+        "--batch-size",
+        "1",
+        "--output",
+        str(out),
+        "--cache",
+        str(cache),
+        "--quiet",
+    ]
 
 
 def rows(cache: Path) -> int:
@@ -45,11 +71,17 @@ def test_sigkill_then_resume(tiny_llama, tmp_path):
     write_task(task, 1500)
     cache = tmp_path / "cache.sqlite"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(cmd(tiny_llama, task, tmp_path / "run", cache), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd(tiny_llama, task, tmp_path / "run", cache),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 300
     while rows(cache) < 200:
-        assert proc.poll() is None, "run ended before it could be killed: " + proc.stderr.read().decode()
+        assert proc.poll() is None, (
+            "run ended before it could be killed: " + proc.stderr.read().decode()
+        )
         assert time.time() < deadline
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
@@ -59,16 +91,26 @@ def test_sigkill_then_resume(tiny_llama, tmp_path):
     assert 200 <= done_before < 3000
     assert not (tmp_path / "run" / "results.json").exists()
 
-    r = subprocess.run(cmd(tiny_llama, task, tmp_path / "run", cache), env=env,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        cmd(tiny_llama, task, tmp_path / "run", cache),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     resumed = json.loads((tmp_path / "run" / "results.json").read_text())
     assert resumed["engine"]["unique"] == 3000
-    assert resumed["engine"]["cached"] == done_before          # nothing answered was redone
+    assert resumed["engine"]["cached"] == done_before  # nothing answered was redone
     assert resumed["engine"]["computed"] == 3000 - done_before
 
-    r = subprocess.run(cmd(tiny_llama, task, tmp_path / "fresh", tmp_path / "fresh.sqlite"),
-                       env=env, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        cmd(tiny_llama, task, tmp_path / "fresh", tmp_path / "fresh.sqlite"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     fresh = json.loads((tmp_path / "fresh" / "results.json").read_text())
     assert fresh["engine"]["cached"] == 0

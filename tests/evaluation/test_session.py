@@ -1,6 +1,7 @@
 """The Python API (negbench.evaluate / Session / open_model / Results): the doc's example runs,
 and an evaluation through the API is the same run as through `negbench run` — byte-identical
 samples, the same results, answers from the same cache."""
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def same_results(a: dict, b: dict) -> None:
     a, b = dict(a), dict(b)
     for k in TIMES:
         a.pop(k), b.pop(k)
-    a["engine"], b["engine"] = {}, {}         # cached vs computed counts differ by design
+    a["engine"], b["engine"] = {}, {}  # cached vs computed counts differ by design
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
@@ -47,12 +48,39 @@ def test_doc_example_runs(tiny_llama, tmp_path, monkeypatch, capsys):
 
 def test_api_and_cli_write_the_same_run(tiny_llama, tmp_path):
     cache = str(tmp_path / "c.sqlite")
-    api = negbench.evaluate(model=tiny_llama, tasks=["negation-mini", "truefalse-mini"],
-                            shots=[0, 1], seeds=[3, 4], limit=6, output=tmp_path / "api",
-                            cache=cache, progress=False)
-    assert main(["run", "--model", tiny_llama, "--tasks", "negation-mini,truefalse-mini",
-                 "--shots", "0,1", "--seeds", "3,4", "--limit", "6", "--output",
-                 str(tmp_path / "cli"), "--cache", cache, "--quiet"]) == 0
+    api = negbench.evaluate(
+        model=tiny_llama,
+        tasks=["negation-mini", "truefalse-mini"],
+        shots=[0, 1],
+        seeds=[3, 4],
+        limit=6,
+        output=tmp_path / "api",
+        cache=cache,
+        progress=False,
+    )
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                tiny_llama,
+                "--tasks",
+                "negation-mini,truefalse-mini",
+                "--shots",
+                "0,1",
+                "--seeds",
+                "3,4",
+                "--limit",
+                "6",
+                "--output",
+                str(tmp_path / "cli"),
+                "--cache",
+                cache,
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     a, b = samples_bytes(tmp_path / "api"), samples_bytes(tmp_path / "cli")
     assert a and a == b
     cli = json.loads((tmp_path / "cli" / "results.json").read_text())
@@ -72,16 +100,19 @@ def test_api_and_cli_write_the_same_run(tiny_llama, tmp_path):
 
 def test_session_shares_one_model(tiny_llama, tmp_path, monkeypatch):
     from negbench.backends import hf
+
     loads = []
     init = hf.HFBackend.__init__
 
     def counting(self, *a, **kw):
         loads.append(a[0] if a else kw.get("model"))
         init(self, *a, **kw)
+
     monkeypatch.setattr(hf.HFBackend, "__init__", counting)
-    with negbench.Session(tiny_llama, cache=str(tmp_path / "c.sqlite"), progress=False,
-                          log=lambda s: None) as s:
-        assert not s.loaded                          # checked, not loaded
+    with negbench.Session(
+        tiny_llama, cache=str(tmp_path / "c.sqlite"), progress=False, log=lambda s: None
+    ) as s:
+        assert not s.loaded  # checked, not loaded
         first = s.evaluate(["negation-mini"], modes=["cloze"], limit=4)
         again = s.evaluate(["negation-mini"], modes=["cloze"], limit=4)
         other = s.evaluate(["truefalse-mini"], limit=4)
@@ -93,11 +124,18 @@ def test_session_shares_one_model(tiny_llama, tmp_path, monkeypatch):
 
 
 def test_results_in_memory(tiny_llama, tmp_path):
-    res = negbench.evaluate(tiny_llama, ["negation-mini"], modes=["cloze"], limit=5, cache=None,
-                            progress=False, log=lambda s: None)
+    res = negbench.evaluate(
+        tiny_llama,
+        ["negation-mini"],
+        modes=["cloze"],
+        limit=5,
+        cache=None,
+        progress=False,
+        log=lambda s: None,
+    )
     d = res.to_dict()
     assert d["units"]["negation-mini.cloze.0shot"]["metrics"]["n"] == 5
-    assert "negation-mini.cloze" in res.tables                  # the error-analysis table
+    assert "negation-mini.cloze" in res.tables  # the error-analysis table
     tables = res.paper_tables()
     assert tables and any("negation-mini" in t.id for t in tables)
     assert all(t.to_markdown() for t in tables)
@@ -112,8 +150,16 @@ def test_results_in_memory(tiny_llama, tmp_path):
 
 def test_results_load_a_saved_run(tiny_llama, tmp_path):
     out = tmp_path / "run"
-    negbench.evaluate(tiny_llama, "negation-mini", modes=["cloze"], limit=3, output=out,
-                      cache=None, progress=False, log=lambda s: None)
+    negbench.evaluate(
+        tiny_llama,
+        "negation-mini",
+        modes=["cloze"],
+        limit=3,
+        output=out,
+        cache=None,
+        progress=False,
+        log=lambda s: None,
+    )
     res = negbench.Results.load(out)
     assert res.output == out and len(res.samples("negation-mini.cloze.0shot")) == 3
     assert res.summary().startswith("task")

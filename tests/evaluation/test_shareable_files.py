@@ -7,6 +7,7 @@ out of a report, old run folders that still hold NaN keep working, and ``report`
 The runs are real: the ``tiny_llama`` and ``tiny_gemma`` models on the built-in tasks, in a
 subprocess (``python -m negbench``) started under the umask being tested.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,17 +24,31 @@ import pytest
 
 from negbench.cli import main
 
-TASKS = ["--tasks", "negation-mini,truefalse-mini",
-         "--modes", "negation-mini:cloze+letter+generate,truefalse-mini:next_token",
-         "--limit", "4", "--quiet"]
+TASKS = [
+    "--tasks",
+    "negation-mini,truefalse-mini",
+    "--modes",
+    "negation-mini:cloze+letter+generate,truefalse-mini:next_token",
+    "--limit",
+    "4",
+    "--quiet",
+]
 
 
-def negbench(*args: str, umask: int = 0o022, cwd: Path, cache: Path | None = None
-             ) -> subprocess.CompletedProcess:
+def negbench(
+    *args: str, umask: int = 0o022, cwd: Path, cache: Path | None = None
+) -> subprocess.CompletedProcess:
     """``python -m negbench ARGS`` under ``umask`` (as a user's shell would start it)."""
     env = dict(os.environ, NEGBENCH_CACHE=str(cache or cwd / "cache"))
-    r = subprocess.run([sys.executable, "-m", "negbench", *args], capture_output=True, text=True,
-                       cwd=cwd, timeout=600, preexec_fn=lambda: os.umask(umask), env=env)
+    r = subprocess.run(
+        [sys.executable, "-m", "negbench", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
+        preexec_fn=lambda: os.umask(umask),
+        env=env,
+    )
     assert r.returncode == 0, r.stderr
     return r
 
@@ -65,8 +80,11 @@ def parse_every_file(folder: Path) -> dict[str, int]:
                     raise AssertionError(f"{p}:{n}: {exc}") from None
                 seen["jsonl lines"] += 1
         elif p.suffix == ".html":
-            for block in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>',
-                                    p.read_text(encoding="utf-8"), re.S):
+            for block in re.findall(
+                r'<script type="application/json"[^>]*>(.*?)</script>',
+                p.read_text(encoding="utf-8"),
+                re.S,
+            ):
                 strict(block.replace("<\\/", "</").replace("<\\!--", "<!--"))
                 seen["html blocks"] += 1
     return seen
@@ -85,7 +103,10 @@ def nulls(obj, path=()) -> list[tuple]:
 
 def modes(folder: Path) -> dict[str, set[str]]:
     """The permission bits of every file and folder under ``folder`` (itself included)."""
-    out: dict[str, set[str]] = {"files": set(), "folders": {oct(stat.S_IMODE(folder.stat().st_mode))}}
+    out: dict[str, set[str]] = {
+        "files": set(),
+        "folders": {oct(stat.S_IMODE(folder.stat().st_mode))},
+    }
     for p in folder.rglob("*"):
         out["folders" if p.is_dir() else "files"].add(oct(stat.S_IMODE(p.stat().st_mode)))
     return out
@@ -100,7 +121,7 @@ def shared(tmp_path_factory, tiny_llama, tiny_gemma):
     negbench("run", "--model", tiny_gemma, *TASKS, "--output", "B", cwd=home)
     rep = negbench("report", "A", "B", "--out", "rep", cwd=home)
     cmp = negbench("compare", "A", "B", "--out", "cmp", "--json", cwd=home)
-    negbench("report", "A", cwd=home)                         # -> A/report
+    negbench("report", "A", cwd=home)  # -> A/report
     return {"home": home, "report_out": rep.stdout, "compare_json": cmp.stdout}
 
 
@@ -110,14 +131,15 @@ def test_every_file_a_run_report_and_compare_write_is_strict_json(shared):
     undefined = [(u, path) for u, x in res["units"].items() for path in nulls(x["metrics"])]
     assert undefined, "the runs were meant to have undefined metrics (NaN): the check is empty"
     counts = {name: parse_every_file(home / name) for name in ("A", "B", "rep", "cmp")}
-    assert counts["A"]["json"] >= 3 and counts["A"]["jsonl lines"] == 4 * 4   # + A/report/*.json
+    assert counts["A"]["json"] >= 3 and counts["A"]["jsonl lines"] == 4 * 4  # + A/report/*.json
     assert counts["B"]["jsonl lines"] == 4 * 4
     assert counts["rep"]["json"] >= 2 and counts["rep"]["html blocks"] == 3
     assert counts["cmp"]["json"] == 1 and counts["cmp"]["html blocks"] == 3
-    strict(shared["compare_json"])                                # what --json prints, too
+    strict(shared["compare_json"])  # what --json prints, too
     assert {p.name for p in (home / "A" / "report").iterdir()} >= {"report.json", "report.html"}
     # an undefined metric reads back as NaN
     from negbench.evaluation.store import load_results
+
     unit, path = undefined[0]
     value = load_results(home / "A")["units"][unit]["metrics"]
     for k in path:
@@ -133,8 +155,22 @@ def test_files_and_folders_have_the_modes_of_umask_022(shared):
 
 
 def test_umask_077_is_respected(tmp_path, tiny_llama):
-    negbench("run", "--model", tiny_llama, "--tasks", "negation-mini", "--modes", "cloze",
-             "--limit", "2", "--quiet", "--output", "run", umask=0o077, cwd=tmp_path)
+    negbench(
+        "run",
+        "--model",
+        tiny_llama,
+        "--tasks",
+        "negation-mini",
+        "--modes",
+        "cloze",
+        "--limit",
+        "2",
+        "--quiet",
+        "--output",
+        "run",
+        umask=0o077,
+        cwd=tmp_path,
+    )
     negbench("report", "run", "--no-plots", umask=0o077, cwd=tmp_path)
     assert modes(tmp_path / "run") == {"files": {"0o600"}, "folders": {"0o700"}}
 
@@ -145,8 +181,13 @@ def _dataset_strings(run: Path) -> set[str]:
     for f in (run / "samples").glob("*.jsonl"):
         for line in f.read_text(encoding="utf-8").splitlines():
             rec = json.loads(line)
-            vals = [rec.get("context"), rec.get("output"), rec.get("gold"), rec.get("target"),
-                    *(rec.get("choices") or [])]
+            vals = [
+                rec.get("context"),
+                rec.get("output"),
+                rec.get("gold"),
+                rec.get("target"),
+                *(rec.get("choices") or []),
+            ]
             out |= {v.strip() for v in vals if isinstance(v, str) and len(v.strip()) >= 12}
     return out
 
@@ -156,16 +197,49 @@ def test_no_text_leaves_the_dataset_out_of_report_and_compare(shared, tmp_path):
     words = _dataset_strings(home / "A") | _dataset_strings(home / "B")
     sentences = [w for w in words if "\n" not in w]
     assert len(sentences) > 20
-    full = "".join(p.read_text(encoding="utf-8") for p in (home / "rep").rglob("*")
-                   if p.is_file() and p.suffix in (".html", ".md", ".json", ".csv"))
-    assert any(s in full for s in sentences)                   # the full report holds them
-    assert main(["report", str(home / "A"), str(home / "B"), "--out", str(tmp_path / "rep"),
-                 "--no-text"]) == 0
-    assert main(["compare", str(home / "A"), str(home / "B"), "--out", str(tmp_path / "cmp"),
-                 "--no-text"]) == 0
+    full = "".join(
+        p.read_text(encoding="utf-8")
+        for p in (home / "rep").rglob("*")
+        if p.is_file() and p.suffix in (".html", ".md", ".json", ".csv")
+    )
+    assert any(s in full for s in sentences)  # the full report holds them
+    assert (
+        main(
+            [
+                "report",
+                str(home / "A"),
+                str(home / "B"),
+                "--out",
+                str(tmp_path / "rep"),
+                "--no-text",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "compare",
+                str(home / "A"),
+                str(home / "B"),
+                "--out",
+                str(tmp_path / "cmp"),
+                "--no-text",
+            ]
+        )
+        == 0
+    )
     files = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".png"]
-    assert {p.name for p in files} >= {"report.html", "report.md", "report.json", "samples.csv",
-                                       "compare.html", "compare.md", "compare.json", "flips.csv"}
+    assert {p.name for p in files} >= {
+        "report.html",
+        "report.md",
+        "report.json",
+        "samples.csv",
+        "compare.html",
+        "compare.md",
+        "compare.json",
+        "flips.csv",
+    }
     for p in files:
         text = p.read_text(encoding="utf-8")
         leaked = [s for s in sentences if s in text]
@@ -174,8 +248,9 @@ def test_no_text_leaves_the_dataset_out_of_report_and_compare(shared, tmp_path):
     assert any("--no-text" in n for n in rep["notes"])
     assert "--no-text" in (tmp_path / "rep" / "report.html").read_text()
     html = (tmp_path / "rep" / "report.html").read_text()
-    views = strict(re.search(r'id="nb-samples">(.*?)</script>', html, re.S).group(1)
-                   .replace("<\\/", "</"))
+    views = strict(
+        re.search(r'id="nb-samples">(.*?)</script>', html, re.S).group(1).replace("<\\/", "</")
+    )
     assert views and all("prompt" not in v and "output" not in v for v in views)
     assert any(v.get("pred", "").startswith("choice ") for v in views if v.get("pred"))
 
@@ -184,15 +259,23 @@ def test_report_and_compare_give_the_same_p_by_default(shared):
     """One bootstrap default (resamples and seed) for compare and report."""
     from negbench.report.compare import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
     from negbench.cli.report import BOOTSTRAP_HELP
+
     home = shared["home"]
     cmp = strict(shared["compare_json"])
     rep = strict((home / "rep" / "report.json").read_text())["comparisons"][0]
-    assert cmp["settings"]["bootstrap_resamples"] == rep["settings"]["bootstrap_resamples"] \
+    assert (
+        cmp["settings"]["bootstrap_resamples"]
+        == rep["settings"]["bootstrap_resamples"]
         == BOOTSTRAP_RESAMPLES
+    )
     assert cmp["settings"]["seed"] == rep["settings"]["seed"] == BOOTSTRAP_SEED
-    assert [(g["id"], g["bootstrap"]) for g in cmp["groups"]] == \
-        [(g["id"], g["bootstrap"]) for g in rep["groups"]]
-    assert f"{BOOTSTRAP_RESAMPLES:,}" in BOOTSTRAP_HELP[0] and f"{BOOTSTRAP_SEED})" in BOOTSTRAP_HELP[1]
+    assert [(g["id"], g["bootstrap"]) for g in cmp["groups"]] == [
+        (g["id"], g["bootstrap"]) for g in rep["groups"]
+    ]
+    assert (
+        f"{BOOTSTRAP_RESAMPLES:,}" in BOOTSTRAP_HELP[0]
+        and f"{BOOTSTRAP_SEED})" in BOOTSTRAP_HELP[1]
+    )
 
 
 def test_old_run_folders_holding_nan_still_read(shared, tmp_path, capsys):
@@ -202,6 +285,7 @@ def test_old_run_folders_holding_nan_still_read(shared, tmp_path, capsys):
     shutil.copytree(shared["home"] / "A", old)
     shutil.rmtree(old / "report")
     from negbench.evaluation.store import nan_for_null
+
     res = json.loads((old / "results.json").read_text())
     for part in ("units", "groups"):
         for u in res[part].values():
@@ -211,7 +295,7 @@ def test_old_run_folders_holding_nan_still_read(shared, tmp_path, capsys):
     assert main(["show", str(old)]) == 0
     shown = capsys.readouterr().out
     assert main(["show", str(shared["home"] / "A")]) == 0
-    assert capsys.readouterr().out == shown                   # NaN and null read the same
+    assert capsys.readouterr().out == shown  # NaN and null read the same
     assert main(["report", str(old), "--out", str(tmp_path / "rep"), "--no-plots"]) == 0
     assert main(["compare", str(old), str(shared["home"] / "B"), "--bootstrap", "200"]) == 0
     assert main(["rescore", str(old)]) == 0

@@ -1,6 +1,7 @@
 """Subsets that keep each benchmark's structure (--limit / --sample): the generic rule on made-up
 units, then each benchmark's declared rule on the real releases in the shared data folder
 (skipped where a release is absent)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -23,13 +24,19 @@ def test_limit_takes_whole_units_in_data_order():
     docs = _docs([{"g": g, "x": i} for i, g in enumerate("aaabbbcccddd")])
     st = Structure(unit=("g",), unit_name="group", units_name="groups")
     got, sel = select(docs, st, limit=5)
-    assert [d["g"] for d in got] == list("aaabbb")             # 6 is within half a unit of 5
-    assert (sel.how, sel.n, sel.full, sel.units, sel.units_full, sel.subset) == \
-        ("limit", 6, 12, 2, 4, True)
+    assert [d["g"] for d in got] == list("aaabbb")  # 6 is within half a unit of 5
+    assert (sel.how, sel.n, sel.full, sel.units, sel.units_full, sel.subset) == (
+        "limit",
+        6,
+        12,
+        2,
+        4,
+        True,
+    )
     assert "whole groups in data order, 2 of 4: 6 of 12 records" in sel.rule
-    assert "(limit 5: 6 in whole groups" in sel.rule            # says why it is not 5
+    assert "(limit 5: 6 in whole groups" in sel.rule  # says why it is not 5
     got, sel = select(docs, st, limit=1)
-    assert [d["g"] for d in got] == list("aaa") and sel.n == 3   # at least one whole unit
+    assert [d["g"] for d in got] == list("aaa") and sel.n == 3  # at least one whole unit
     got, sel = select(docs, st, limit=100)
     assert got is docs and not sel.subset and sel.n == sel.full == 12
 
@@ -59,7 +66,7 @@ def test_sample_is_seeded_and_differs_from_limit():
     first, _ = select(docs, st, limit=20)
     assert [d.id for d in a] == [d.id for d in b] != [d.id for d in c]
     assert [d.id for d in a] != [d.id for d in first] and len(a) == 20
-    assert Counter(d["g"] for d in a).most_common(1)[0][1] == 2      # pairs kept together
+    assert Counter(d["g"] for d in a).most_common(1)[0][1] == 2  # pairs kept together
     assert sa.how == "sample" and sa.seed == 1 and "random order (seed 1)" in sa.rule
 
 
@@ -77,7 +84,11 @@ def test_selection_round_trip_and_combine():
     assert Selection.from_dict(own.to_dict()) == own
     lim = Selection("limit", 4, 192, None, "1 block", 12, 1, 3)
     both = combine(own, lim)
-    assert (both.n, both.full, both.how) == (4, 381300, "limit") and "3 blocks; then 1 block" in both.rule
+    assert (both.n, both.full, both.how) == (
+        4,
+        381300,
+        "limit",
+    ) and "3 blocks; then 1 block" in both.rule
     assert combine(own, Selection("all", 192, 192)) is own
 
 
@@ -87,6 +98,7 @@ def _task(name: str, folder: str, monkeypatch):
         pytest.skip(f"{SHARED / folder} is not here")
     monkeypatch.setenv("NEGBENCH_DATA", str(SHARED))
     from negbench.tasks import get_task
+
     t = get_task(name)
     return t, t.load(t.test_split)
 
@@ -94,10 +106,17 @@ def _task(name: str, folder: str, monkeypatch):
 def test_scone_limit_12_covers_the_six_conditions(monkeypatch):
     t, docs = _task("scone-nli", "scone", monkeypatch)
     got, sel = select(docs, t.structure, limit=12)
-    assert Counter(d["split"] for d in got) == {c: 2 for c in
-                                                 ("no_negation", "one_not_scoped", "two_not_scoped",
-                                                  "two_scoped", "one_scoped",
-                                                  "one_scoped_one_not_scoped")}
+    assert Counter(d["split"] for d in got) == {
+        c: 2
+        for c in (
+            "no_negation",
+            "one_not_scoped",
+            "two_not_scoped",
+            "two_scoped",
+            "one_scoped",
+            "one_scoped_one_not_scoped",
+        )
+    }
     assert (sel.n, sel.full) == (12, 1200) and "6 conditions" in sel.rule
 
 
@@ -106,8 +125,11 @@ def test_condaqa_limit_8_keeps_two_whole_contrast_groups(monkeypatch):
     got, sel = select(docs, t.structure, limit=8)
     groups = Counter((d["PassageID"], d["QuestionID"]) for d in got)
     assert sel.n == 8 and sel.full == 7240 and len(groups) == 2
-    assert all(sorted(d["PassageEditID"] for d in got if (d["PassageID"], d["QuestionID"]) == g)
-               == [0, 1, 2, 3] for g in groups)                      # consistency is defined
+    assert all(
+        sorted(d["PassageEditID"] for d in got if (d["PassageID"], d["QuestionID"]) == g)
+        == [0, 1, 2, 3]
+        for g in groups
+    )  # consistency is defined
     # every group of the subset is whole: no group of the release is cut
     full = Counter((d["PassageID"], d["QuestionID"]) for d in docs)
     got, _ = select(docs, t.structure, sample=300, seed=3)
@@ -120,11 +142,12 @@ def test_notadataset_sample_200_whole_blocks_and_the_task_option_agrees(monkeypa
     got, sel = select(docs, t.structure, sample=200, seed=0)
     blocks = Counter(d["block"] for d in got)
     sizes = {d["block"]: d["block_size"] for d in got}
-    assert all(blocks[b] == sizes[b] for b in blocks)                  # whole blocks only
+    assert all(blocks[b] == sizes[b] for b in blocks)  # whole blocks only
     assert abs(sel.n - 200) <= max(sizes.values()) / 2 and sel.n == len(got)
     assert f"sample 200: {sel.n} in whole blocks" in sel.rule and sel.missing_strata
     # notadataset[sample=200,seed=0] evaluates exactly these sentences, and says so
     from negbench.tasks import get_task
+
     opt = get_task("notadataset[sample=200,seed=0]")
     own = opt.load("eval")
     assert [d.id for d in own] == [d.id for d in got]
@@ -144,9 +167,19 @@ def test_jnli_neg_limit_keeps_minimal_pair_groups_whole(monkeypatch):
     part = Counter(d["group"] for d in got)
     assert all(part[g] == full[g] for g in part) and abs(sel.n - 50) <= max(full.values()) / 2
     import negbench.tasks.common.minimal_pairs as mp
-    recs = [{"meta": {"group": d["group"], "s1_neg_id": d["s1_neg_id"],
-                      "s2_neg_id": d["s2_neg_id"], "gold": d["gold"]}} for d in got]
-    assert len(mp.derive_pairs([r["meta"] for r in recs])) > 0          # pairs survive a subset
+
+    recs = [
+        {
+            "meta": {
+                "group": d["group"],
+                "s1_neg_id": d["s1_neg_id"],
+                "s2_neg_id": d["s2_neg_id"],
+                "gold": d["gold"],
+            }
+        }
+        for d in got
+    ]
+    assert len(mp.derive_pairs([r["meta"] for r in recs])) > 0  # pairs survive a subset
 
 
 def test_konubench_limit_spreads_over_clause_types(monkeypatch):
@@ -155,13 +188,14 @@ def test_konubench_limit_spreads_over_clause_types(monkeypatch):
     full = Counter(d["local_negation_type"] for d in docs)
     part = Counter(d["local_negation_type"] for d in got)
     assert sel.n == 100 and set(part) == set(full)
-    for k in full:                                                      # within one record
+    for k in full:  # within one record
         assert abs(part[k] - 100 * full[k] / len(docs)) <= 1
 
 
 def test_nubench_fixture_limit_spreads_over_categories(monkeypatch):
     monkeypatch.setenv("NEGBENCH_NUBENCH", str(TEST_DATA / "nubench"))
     import negbench.tasks.nubench.tasks as nb
+
     nb.clear_cache()
     t = nb.make_tasks()[0]
     docs = t.load("test")

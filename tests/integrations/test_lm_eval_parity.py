@@ -17,6 +17,7 @@ The last block covers the BOS corner cases: the tokenizer's default special toke
 continuation starts with the prefix token.  lm-eval is only a guard here (``importorskip``): the ``test`` extra
 installs it (``lm_eval[hf]==0.4.13``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,7 +32,8 @@ DESCRIPTION = (
     "- 서술어 외의 부분은 그대로 둔다.\n"
     "\n"
     "부정 표현: 안, -지 않다, 못, -지 못하다, 말다, 없다, 아니다\n"
-    "\n")
+    "\n"
+)
 INSTRUCTION = "문제: 다음의 원문을 표준 부정을 활용하여 올바르게 부정하시오."
 
 
@@ -40,29 +42,49 @@ def query(sentence: str) -> str:
 
 
 DOCS = [
-    ("민수는 아침마다 공원에서 달리기를 한다.",
-     ["민수는 아침마다 공원에서 달리기를 하지 않는다.", "민수는 아침마다 공원에서 달리기를 못 한다.",
-      "민수는 저녁마다 집에서 잠을 잔다.", "아침이면 민수는 공원을 달린다."]),
-    ("어제 서울에는 비가 많이 왔다.",
-     ["어제 서울에는 비가 많이 오지 않았다.", "어제 서울에는 눈이 많이 왔다."]),
-    ("그 식당은 일요일에 문을 연다.",
-     ["그 식당은 일요일에 문을 열지 않는다.", "그 식당은 일요일에 문을 닫는다.",
-      "일요일에 그 식당은 영업을 한다."]),
+    (
+        "민수는 아침마다 공원에서 달리기를 한다.",
+        [
+            "민수는 아침마다 공원에서 달리기를 하지 않는다.",
+            "민수는 아침마다 공원에서 달리기를 못 한다.",
+            "민수는 저녁마다 집에서 잠을 잔다.",
+            "아침이면 민수는 공원을 달린다.",
+        ],
+    ),
+    (
+        "어제 서울에는 비가 많이 왔다.",
+        ["어제 서울에는 비가 많이 오지 않았다.", "어제 서울에는 눈이 많이 왔다."],
+    ),
+    (
+        "그 식당은 일요일에 문을 연다.",
+        [
+            "그 식당은 일요일에 문을 열지 않는다.",
+            "그 식당은 일요일에 문을 닫는다.",
+            "일요일에 그 식당은 영업을 한다.",
+        ],
+    ),
 ]
 
 #: (context, continuation) pairs as lm-eval tasks build them, plus the edge cases of _encode_pair.
 PAIRS = [(query(s), " " + o) for s, opts in DOCS for o in opts] + [
-    (query("고양이가 소파 위에 있다.") + " ", "고양이가 소파 위에 없다."),   # trailing space moves over
-    (query("나는 학생이다.") + " \n", "나는 학생이 아니다."),                  # trailing " \n" too
-    ("", " 비가 오지 않았다."),                                                # empty context: prefix token
-    ("원문: 그는 학교에 간다.\n부정문:", " 그는 학교에 가지 않는다."),         # short, no description
+    (
+        query("고양이가 소파 위에 있다.") + " ",
+        "고양이가 소파 위에 없다.",
+    ),  # trailing space moves over
+    (query("나는 학생이다.") + " \n", "나는 학생이 아니다."),  # trailing " \n" too
+    ("", " 비가 오지 않았다."),  # empty context: prefix token
+    ("원문: 그는 학교에 간다.\n부정문:", " 그는 학교에 가지 않는다."),  # short, no description
 ]
 
-CORPUS = [DESCRIPTION + INSTRUCTION] + [query(s) + " " + o for s, opts in DOCS for o in opts] + [
-    "고양이가 소파 위에 있다. 나는 학생이다. 그는 학교에 간다. 비가 오지 않았다.",
-    "한국어 문장을 부정하는 방법은 여러 가지가 있다. 안 먹었다. 못 갔다. 가지 마라.",
-    "The cat is not on the mat. Negation: 0123456789 ,.;:!?'\"()[]{}<>-_/\\",
-]
+CORPUS = (
+    [DESCRIPTION + INSTRUCTION]
+    + [query(s) + " " + o for s, opts in DOCS for o in opts]
+    + [
+        "고양이가 소파 위에 있다. 나는 학생이다. 그는 학교에 간다. 비가 오지 않았다.",
+        "한국어 문장을 부정하는 방법은 여러 가지가 있다. 안 먹었다. 못 갔다. 가지 마라.",
+        "The cat is not on the mat. Negation: 0123456789 ,.;:!?'\"()[]{}<>-_/\\",
+    ]
+)
 
 
 #: Tokenizers that prepend BOS when called with their defaults (real Gemma, Llama 2/3, Mistral).
@@ -74,15 +96,20 @@ def _tokenizer(path: Path, kind: str):
     from tokenizers import ByteLevelBPETokenizer
     from tokenizers.processors import TemplateProcessing
     from transformers import PreTrainedTokenizerFast
+
     specials = ["<pad>", "<eos>", "<bos>"] if kind == "gemma" else ["<s>", "</s>", "<pad>"]
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 10, vocab_size=700, min_frequency=2, special_tokens=specials)
-    names = (dict(bos_token="<bos>", eos_token="<eos>", pad_token="<pad>") if kind == "gemma"
-             else dict(bos_token="<s>", eos_token="</s>", pad_token="<pad>"))
+    names = (
+        dict(bos_token="<bos>", eos_token="<eos>", pad_token="<pad>")
+        if kind == "gemma"
+        else dict(bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    )
     if kind in BOS_BY_DEFAULT:
         bos = names["bos_token"]
         bpe._tokenizer.post_processor = TemplateProcessing(
-            single=f"{bos} $A", pair=f"{bos} $A $B", special_tokens=[(bos, bpe.token_to_id(bos))])
+            single=f"{bos} $A", pair=f"{bos} $A $B", special_tokens=[(bos, bpe.token_to_id(bos))]
+        )
     tok = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, **names)
     tok.save_pretrained(path)
     return tok
@@ -91,23 +118,39 @@ def _tokenizer(path: Path, kind: str):
 def _save_model(path: Path, kind: str) -> str:
     import torch
     from transformers import AutoTokenizer
+
     _tokenizer(path, kind)
-    tok = AutoTokenizer.from_pretrained(path)          # what both harnesses will load
+    tok = AutoTokenizer.from_pretrained(path)  # what both harnesses will load
     torch.manual_seed(0)
-    common = dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                  bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-                  pad_token_id=tok.pad_token_id)
+    common = dict(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        pad_token_id=tok.pad_token_id,
+    )
     if kind.startswith("llama"):
         from transformers import LlamaConfig, LlamaForCausalLM
+
         model = LlamaForCausalLM(LlamaConfig(**common))
     else:
         from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
         # final_logit_softcapping: negbench applies it itself after its own head call
-        cfg = Gemma3TextConfig(**common, head_dim=16, sliding_window=8, final_logit_softcapping=8.0,
-                               layer_types=["sliding_attention", "full_attention"])
+        cfg = Gemma3TextConfig(
+            **common,
+            head_dim=16,
+            sliding_window=8,
+            final_logit_softcapping=8.0,
+            layer_types=["sliding_attention", "full_attention"],
+        )
         model = Gemma3ForCausalLM(cfg)
-    with torch.no_grad():                      # peaked, non-trivial distributions
+    with torch.no_grad():  # peaked, non-trivial distributions
         for p in model.parameters():
             p.mul_(4.0 if p.dim() > 1 else 1.0)
     model.save_pretrained(path)
@@ -123,9 +166,12 @@ def ko_model(request, tmp_path_factory) -> tuple[str, str]:
 def lm_eval_scores(folder: str, pairs, **hflm_kwargs) -> list[tuple[float, bool]]:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
+
     lm = HFLM(pretrained=folder, device="cpu", dtype="float32", batch_size=1, **hflm_kwargs)
-    reqs = [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)
-            for i, pair in enumerate(pairs)]
+    reqs = [
+        Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)
+        for i, pair in enumerate(pairs)
+    ]
     return [(float(ll), bool(g)) for ll, g in lm.loglikelihood(reqs, disable_tqdm=True)]
 
 
@@ -133,9 +179,11 @@ def negbench_scores(folder: str, pairs) -> list[tuple[float, bool]]:
     from negbench.backends.hf import HFBackend
     from negbench.core.engine import Engine, EngineConfig
     from negbench.core.requests import LoglikelihoodRequest
+
     be = HFBackend(folder, dtype="float32", device="cpu")
     out = Engine(be, config=EngineConfig(progress=False)).run(
-        [LoglikelihoodRequest(c, k) for c, k in pairs])
+        [LoglikelihoodRequest(c, k) for c, k in pairs]
+    )
     return [(r.logprob, r.is_greedy) for r in out]
 
 
@@ -147,6 +195,7 @@ def greedy_pair(folder: str, n: int = 2) -> tuple[str, str]:
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     tok = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
     sentences = [s for s, _ in DOCS] + [o for _, opts in DOCS for o in opts]
@@ -164,12 +213,13 @@ def greedy_pair(folder: str, n: int = 2) -> tuple[str, str]:
 
 def test_tokenizers_are_korean_aware(ko_model):
     from transformers import AutoTokenizer
+
     kind, folder = ko_model
     tok = AutoTokenizer.from_pretrained(folder)
     text = "어제 서울에는 비가 많이 오지 않았다."
     ids = tok(text, add_special_tokens=False)["input_ids"]
     assert tok.decode(ids) == text
-    assert len(ids) < len(text.encode()) / 2            # Hangul is merged, not raw bytes
+    assert len(ids) < len(text.encode()) / 2  # Hangul is merged, not raw bytes
     with_special = tok(text)["input_ids"]
     assert (with_special[0] == tok.bos_token_id) == (kind == "gemma")
 

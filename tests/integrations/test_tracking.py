@@ -9,6 +9,7 @@ uses a file store (``file:`` tracking URI, read with ``MlflowClient``).  A track
 work here (not installed, no login, a store the client cannot open) stops the command before
 the model loads, with one clear error.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,14 +23,43 @@ import pytest
 from negbench.cli import main
 from negbench.integrations.tracking import metric_rows, scalars
 
-RUN = ["--tasks", "negation-mini,truefalse-mini",
-       "--modes", "negation-mini:cloze,truefalse-mini:next_token", "--limit", "4", "--quiet"]
-MEM = [{"instruction": "Negate the sentence.", "input": f"Sentence: The cat is on mat {i}.",
-        "output": f"The cat is not on mat {i}."} for i in range(8)]
-FAST = ["--set", "learning_rate=1e-2", "--set", "gradient_accumulation_steps=1",
-        "--set", "per_device_train_batch_size=4", "--set", "logging_steps=1",
-        "--set", "warmup_ratio=0", "--max-steps", "3", "--no-eval", "--device", "cpu",
-        "--threads", "1", "--quiet"]
+RUN = [
+    "--tasks",
+    "negation-mini,truefalse-mini",
+    "--modes",
+    "negation-mini:cloze,truefalse-mini:next_token",
+    "--limit",
+    "4",
+    "--quiet",
+]
+MEM = [
+    {
+        "instruction": "Negate the sentence.",
+        "input": f"Sentence: The cat is on mat {i}.",
+        "output": f"The cat is not on mat {i}.",
+    }
+    for i in range(8)
+]
+FAST = [
+    "--set",
+    "learning_rate=1e-2",
+    "--set",
+    "gradient_accumulation_steps=1",
+    "--set",
+    "per_device_train_batch_size=4",
+    "--set",
+    "logging_steps=1",
+    "--set",
+    "warmup_ratio=0",
+    "--max-steps",
+    "3",
+    "--no-eval",
+    "--device",
+    "cpu",
+    "--threads",
+    "1",
+    "--quiet",
+]
 
 
 @pytest.fixture
@@ -41,29 +71,49 @@ def trackers_here(tmp_path, monkeypatch):
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", (tmp_path / "mlruns").as_uri())
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
-    for k in ("TENSORBOARD_LOGGING_DIR", "WANDB_PROJECT", "MLFLOW_EXPERIMENT_NAME",
-              "MLFLOW_EXPERIMENT_ID", "WANDB_API_KEY"):
+    for k in (
+        "TENSORBOARD_LOGGING_DIR",
+        "WANDB_PROJECT",
+        "MLFLOW_EXPERIMENT_NAME",
+        "MLFLOW_EXPERIMENT_ID",
+        "WANDB_API_KEY",
+    ):
         monkeypatch.delenv(k, raising=False)
     yield tmp_path
     import sys
-    if "wandb" in sys.modules:               # W&B keeps its first settings (WANDB_DIR) per process
+
+    if "wandb" in sys.modules:  # W&B keeps its first settings (WANDB_DIR) per process
         sys.modules["wandb"].teardown()
 
 
 def run_logged(tmp_path: Path, model: str, targets: str) -> dict:
-    assert main(["run", "--model", model, *RUN, "--output", str(tmp_path / "run"),
-                 "--report-to", targets]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                model,
+                *RUN,
+                "--output",
+                str(tmp_path / "run"),
+                "--report-to",
+                targets,
+            ]
+        )
+        == 0
+    )
     return json.loads((tmp_path / "run" / "results.json").read_text())
 
 
 # -- readers -----------------------------------------------------------------------------------------
 def tensorboard_scalars(logdir: Path) -> tuple[dict[str, list[tuple[int, float]]], dict[str, str]]:
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
     acc = EventAccumulator(str(logdir), size_guidance={"scalars": 0, "tensors": 0})
     acc.Reload()
     sc = {t: [(e.step, e.value) for e in acc.Scalars(t)] for t in acc.Tags()["scalars"]}
     texts = {}
-    for tag in acc.Tags()["tensors"]:              # add_text is stored as a string tensor
+    for tag in acc.Tags()["tensors"]:  # add_text is stored as a string tensor
         ev = acc.Tensors(tag)[-1]
         texts[tag] = ev.tensor_proto.string_val[0].decode()
     return sc, texts
@@ -85,6 +135,7 @@ def _wandb_log(run_dir: Path) -> list:
     (32 KiB blocks; each chunk: CRC32, length, type full/first/middle/last), each record one
     ``wandb_internal_pb2.Record``."""
     from wandb.proto import wandb_internal_pb2 as pb
+
     paths = list(run_dir.glob("run-*.wandb"))
     if not paths:
         return []
@@ -94,11 +145,11 @@ def _wandb_log(run_dir: Path) -> list:
         if block - pos % block < 7:
             pos += block - pos % block
             continue
-        _, n, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        if kind == 0 and n == 0:                   # zero padding to the end of a block
+        _, n, kind = struct.unpack("<IHB", data[pos : pos + 7])
+        if kind == 0 and n == 0:  # zero padding to the end of a block
             pos += block - pos % block
             continue
-        chunk = data[pos + 7:pos + 7 + n]
+        chunk = data[pos + 7 : pos + 7 + n]
         pos += 7 + n
         buf = chunk if kind in (1, 2) else buf + chunk
         if kind in (1, 4):
@@ -122,7 +173,7 @@ def test_run_to_tensorboard(trackers_here, tiny_llama):
     assert set(sc) == set(want)
     assert all(len(v) == 1 and v[0][0] == 0 and close(v[0][1], want[t]) for t, v in sc.items())
     table = texts["metrics/text_summary"]
-    assert table.count("\n") == 1 + len(metric_rows(res))          # header rule + one row each
+    assert table.count("\n") == 1 + len(metric_rows(res))  # header rule + one row each
     assert "| negation-mini.cloze.0shot | negation-mini | cloze | 0 |" in table
     assert f"| model | {tiny_llama} |" in texts["config/text_summary"]
 
@@ -156,6 +207,7 @@ def test_run_to_wandb_offline(trackers_here, tiny_llama):
 def test_run_to_mlflow_file_store(trackers_here, tiny_llama):
     pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient
+
     res = run_logged(trackers_here, tiny_llama, "mlflow")
     client = MlflowClient((trackers_here / "mlruns").as_uri())
     exp = client.get_experiment_by_name("negbench")
@@ -180,8 +232,25 @@ def test_train_hands_the_trainer_its_trackers(trackers_here, tiny_llama):
     data = trackers_here / "mem.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in MEM))
     out = trackers_here / "out"
-    assert main(["train", "--recipe", "nubench-simple", "--model", tiny_llama, "--data", str(data),
-                 "--out", str(out), *FAST, "--report-to", "tensorboard,wandb,mlflow"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--recipe",
+                "nubench-simple",
+                "--model",
+                tiny_llama,
+                "--data",
+                str(data),
+                "--out",
+                str(out),
+                *FAST,
+                "--report-to",
+                "tensorboard,wandb,mlflow",
+            ]
+        )
+        == 0
+    )
     info = json.loads((out / "adapter" / "negbench_train.json").read_text())
     losses = {h["step"]: h["loss"] for h in info["loss_history"]}
     assert sorted(losses) == [1, 2, 3]
@@ -193,12 +262,15 @@ def test_train_hands_the_trainer_its_trackers(trackers_here, tiny_llama):
     hist = {}
     for r in wandb_records(run_dir):
         if r.WhichOneof("record_type") == "history":
-            row = {i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item}
+            row = {
+                i.key or "/".join(i.nested_key): json.loads(i.value_json) for i in r.history.item
+            }
             if "train/loss" in row:
                 hist[row["train/global_step"]] = row["train/loss"]
     assert hist == pytest.approx(losses, rel=1e-5)
     # MLflow: the metric history of "loss"
     from mlflow.tracking import MlflowClient
+
     client = MlflowClient((trackers_here / "mlruns").as_uri())
     (run,) = client.search_runs([client.get_experiment_by_name("negbench").experiment_id])
     got = {m.step: m.value for m in client.get_metric_history(run.info.run_id, "loss")}
@@ -207,30 +279,36 @@ def test_train_hands_the_trainer_its_trackers(trackers_here, tiny_llama):
 
 
 # -- what stops a run before it starts ---------------------------------------------------------------
-def test_trackers_that_cannot_work_stop_the_run_first(trackers_here, tiny_llama, monkeypatch,
-                                                      capsys):
+def test_trackers_that_cannot_work_stop_the_run_first(
+    trackers_here, tiny_llama, monkeypatch, capsys
+):
     out = str(trackers_here / "never")
-    with pytest.raises(SystemExit):                 # argparse: unknown tracker name
+    with pytest.raises(SystemExit):  # argparse: unknown tracker name
         main(["run", "--report-to", "excel"])
     assert "unknown tracker excel" in capsys.readouterr().err
     import importlib.util
+
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "wandb" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a)
+    )
     assert main(["run", "--model", tiny_llama, *RUN, "--output", out, "--report-to", "wandb"]) == 2
     err = capsys.readouterr().err
     assert "needs the Python package 'wandb'" in err and "negbench[wandb]" in err
     monkeypatch.setattr(importlib.util, "find_spec", real)
     if real("mlflow") is not None:
         monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE")
-        assert main(["run", "--model", tiny_llama, *RUN, "--output", out, "--report-to",
-                     "mlflow"]) == 2
+        assert (
+            main(["run", "--model", tiny_llama, *RUN, "--output", out, "--report-to", "mlflow"])
+            == 2
+        )
         assert "MLFLOW_ALLOW_FILE_STORE=true" in capsys.readouterr().err
     if real("wandb") is not None:
         monkeypatch.delenv("WANDB_MODE")
-        monkeypatch.setenv("HOME", str(trackers_here))          # no ~/.netrc login
+        monkeypatch.setenv("HOME", str(trackers_here))  # no ~/.netrc login
         monkeypatch.setenv("NETRC", str(trackers_here / "no-netrc"))
-        assert main(["run", "--model", tiny_llama, *RUN, "--output", out, "--report-to",
-                     "wandb"]) == 2
+        assert (
+            main(["run", "--model", tiny_llama, *RUN, "--output", out, "--report-to", "wandb"]) == 2
+        )
         assert "WANDB_MODE=offline" in capsys.readouterr().err
     assert not Path(out).exists()

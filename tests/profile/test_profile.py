@@ -5,6 +5,7 @@ missing benchmarks listed with how to get them, resumption, the comparison of tw
 against ``negbench compare``'s own statistics, the lm-eval layout read back by lm-eval, and bad
 input (unknown preset, benchmark, mode; another profile in the folder; an API model without
 prompt log-probabilities)."""
+
 from __future__ import annotations
 
 import json
@@ -24,19 +25,27 @@ from negbench.report.tables import resolve_ref
 
 from locations import SHARED, TEST_DATA
 
-FIXTURES = {"NEGBENCH_NUBENCH": TEST_DATA / "nubench", "NEGBENCH_JSTS_NEG": TEST_DATA / "jsts_neg",
-            "NEGBENCH_NOTADATASET": TEST_DATA / "notadataset" / "raw"}
+FIXTURES = {
+    "NEGBENCH_NUBENCH": TEST_DATA / "nubench",
+    "NEGBENCH_JSTS_NEG": TEST_DATA / "jsts_neg",
+    "NEGBENCH_NOTADATASET": TEST_DATA / "notadataset" / "raw",
+}
 WITH_DATA = ("nubench", "notadataset", "jsts-neg")
 LIMIT = 8
 
 
 def _env(mp: pytest.MonkeyPatch, empty: Path) -> None:
-    mp.setenv("NEGBENCH_DATA", str(empty))          # every other benchmark: no data here
-    mp.setenv("HF_HUB_OFFLINE", "1")                # hub sets: fail at once, not after a probe
+    mp.setenv("NEGBENCH_DATA", str(empty))  # every other benchmark: no data here
+    mp.setenv("HF_HUB_OFFLINE", "1")  # hub sets: fail at once, not after a probe
     for k, v in FIXTURES.items():
         mp.setenv(k, str(v))
-    for k in ("NEGBENCH_KONUBENCH", "NEGBENCH_CONDAQA", "NEGBENCH_SCONE", "NEGBENCH_JNLI_NEG",
-              "NEGBENCH_KOBEST_BOOLQ"):
+    for k in (
+        "NEGBENCH_KONUBENCH",
+        "NEGBENCH_CONDAQA",
+        "NEGBENCH_SCONE",
+        "NEGBENCH_JNLI_NEG",
+        "NEGBENCH_KOBEST_BOOLQ",
+    ):
         mp.delenv(k, raising=False)
 
 
@@ -54,8 +63,14 @@ def _profile(tmp_path_factory, model: str, name: str):
     with pytest.MonkeyPatch.context() as mp:
         _env(mp, empty)
         logs: list[str] = []
-        prof = negbench.profile(model, out=root / "profile", limit=LIMIT, progress=False,
-                                cache=str(root / "cache.sqlite"), log=logs.append)
+        prof = negbench.profile(
+            model,
+            out=root / "profile",
+            limit=LIMIT,
+            progress=False,
+            cache=str(root / "cache.sqlite"),
+            log=logs.append,
+        )
     return prof, logs
 
 
@@ -75,13 +90,13 @@ def test_profile_runs_what_has_data_and_lists_the_rest(prof_a):
     status = {b["key"]: b["status"] for b in m["benchmarks"]}
     assert {k for k, s in status.items() if s == "done"} == set(WITH_DATA)
     quick = [b.key for b in BENCHMARKS if b.quick]
-    assert list(status) == quick                       # nothing silently skipped, in page order
+    assert list(status) == quick  # nothing silently skipped, in page order
     missing = {x["benchmark"] for x in m["not_run"]}
     assert missing == set(quick) - set(WITH_DATA)
     for x in m["not_run"]:
         assert x["status"] == "no data" and x["why"] and x["how"]
         assert any(w in x["how"] for w in ("NEGBENCH_", "hub", "github"))
-    for key in missing:                                # the log said so too, before running
+    for key in missing:  # the log said so too, before running
         assert any(f"{key}: not run, no data" in line for line in logs)
     # one session: the model was loaded once for every benchmark
     assert sum("loading" in line for line in logs) == 1
@@ -102,16 +117,19 @@ def test_every_number_on_the_page_comes_from_its_items(prof_a):
         assert v == pytest.approx(r["value"], abs=1e-9), r["label"]
         sub = run.results["units"][r["units"][0]]["subset"]
         assert r["n"] == sub["n"] and r["full"] == sub["full"] and sub["how"] == "limit"
-        assert r["subset"] == sub["rule"] and sub["n"] <= LIMIT + 4     # whole units, about N
+        assert r["subset"] == sub["rule"] and sub["n"] <= LIMIT + 4  # whole units, about N
         if r["ci95"]:
             assert r["ci95"][0] <= r["value"] <= r["ci95"][1]
     nub = next(r for r in rows if r["benchmark"] == "nubench")
     # chance: a uniform pick among each item's options; NUBench Table 11's models beside it
     recs = run.samples(nub["units"][0])
-    assert nub["chance"] == pytest.approx(100 * sum(1 / len(r["choices"]) for r in recs) / len(recs))
+    assert nub["chance"] == pytest.approx(
+        100 * sum(1 / len(r["choices"]) for r in recs) / len(recs)
+    )
     assert nub["metric"] == "acc"
-    assert len(nub["papers"]) >= 14 and all(p["source"].startswith("Thunder-NUBench Table 11")
-                                             for p in nub["papers"])
+    assert len(nub["papers"]) >= 14 and all(
+        p["source"].startswith("Thunder-NUBench Table 11") for p in nub["papers"]
+    )
     assert nub["rank"]["of"] == sum(p["kind"] == "model" for p in nub["papers"]) + 1
     # phenomena: every condition recomputed from the records
     phen = m["phenomena"]
@@ -128,7 +146,9 @@ def test_every_number_on_the_page_comes_from_its_items(prof_a):
             assert v == pytest.approx(c["value"], abs=1e-9), (p["phenomenon"], c["label"])
     # the contrast of the minimal pairs is the task's own AccChg
     jsts = next(u for u in run.units.values() if u.task == "jsts-neg")
-    m_row = next(p for p in phen if p["benchmark"] == "jsts-neg" and p["condition"]["label"].startswith("M:"))
+    m_row = next(
+        p for p in phen if p["benchmark"] == "jsts-neg" and p["condition"]["label"].startswith("M:")
+    )
     assert m_row["delta"] == pytest.approx(100 * jsts.metrics["M.acc_chg"], abs=1e-9)
 
 
@@ -138,10 +158,13 @@ def test_the_page_html_markdown_and_model_card(prof_a):
     m = read_manifest(prof.folder)
     for tid in ("profile-headline", "profile-phenomena", "profile-not-run"):
         assert f'id="{tid}"' in html
-    assert html.index('id="plot-profile-glance"') < html.index('id="sec-runs"')   # the glance first
+    assert html.index('id="plot-profile-glance"') < html.index('id="sec-runs"')  # the glance first
     assert "<svg" in html and 'href="#ref=profile-headline.r0.c2"' in html
-    samples = json.loads(html.split('<script type="application/json" id="nb-samples">')[1]
-                         .split("</script>")[0].replace("<\\/", "</"))
+    samples = json.loads(
+        html.split('<script type="application/json" id="nb-samples">')[1]
+        .split("</script>")[0]
+        .replace("<\\/", "</")
+    )
     run = load_profile_run(prof.folder)
     assert len(samples) == sum(len(run.samples(u)) for u in run.units)
     md = (prof.folder / "profile.md").read_text(encoding="utf-8")
@@ -168,26 +191,36 @@ def test_the_lm_eval_layout_is_read_by_lm_evals_own_utilities(prof_a, tmp_path):
         first = next(k for k in ("acc", "exact_match") if k in u.metrics)
         assert data["results"][name][f"{first},none"] == pytest.approx(u.metrics[first])
     datasets = pytest.importorskip("datasets")
-    ds = datasets.load_dataset("json", data_files=latest, split="train", cache_dir=str(tmp_path / "hf"))
+    ds = datasets.load_dataset(
+        "json", data_files=latest, split="train", cache_dir=str(tmp_path / "hf")
+    )
     assert set(data["results"]) <= set(ds["results"][0])
 
 
-def test_a_killed_profile_resumes_without_recomputing_finished_benchmarks(tiny_llama, tmp_path,
-                                                                         fixtures_env, monkeypatch):
+def test_a_killed_profile_resumes_without_recomputing_finished_benchmarks(
+    tiny_llama, tmp_path, fixtures_env, monkeypatch
+):
     from negbench.evaluation.session import Session
+
     real = Session.evaluate
     calls: list[list[str]] = []
 
     def evaluate(self, tasks, **kw):
         calls.append(list(tasks))
         if len(calls) == 2 and not getattr(evaluate, "resumed", False):
-            raise KeyboardInterrupt                    # killed while the second benchmark runs
+            raise KeyboardInterrupt  # killed while the second benchmark runs
         return real(self, tasks, **kw)
 
     monkeypatch.setattr(Session, "evaluate", evaluate)
     out = tmp_path / "p"
-    kw = dict(out=out, benchmarks=["nubench", "jsts-neg", "scone-nli"], limit=4, progress=False,
-              cache=str(tmp_path / "c.sqlite"), log=lambda s: None)
+    kw = dict(
+        out=out,
+        benchmarks=["nubench", "jsts-neg", "scone-nli"],
+        limit=4,
+        progress=False,
+        cache=str(tmp_path / "c.sqlite"),
+        log=lambda s: None,
+    )
     with pytest.raises(KeyboardInterrupt):
         negbench.profile(tiny_llama, **kw)
     m = read_manifest(out)
@@ -197,13 +230,16 @@ def test_a_killed_profile_resumes_without_recomputing_finished_benchmarks(tiny_l
     evaluate.resumed = True
     calls.clear()
     prof = negbench.profile(tiny_llama, **kw)
-    assert calls == [["jsts-neg"]]                     # nubench is not run again
+    assert calls == [["jsts-neg"]]  # nubench is not run again
     again = json.loads((out / "runs" / "nubench" / "results.json").read_text())
     assert again == first
     assert {b["key"]: b["status"] for b in prof.benchmarks} == {
-        "nubench": "done", "jsts-neg": "done", "scone-nli": "missing"}
+        "nubench": "done",
+        "jsts-neg": "done",
+        "scone-nli": "missing",
+    }
     calls.clear()
-    negbench.profile(tiny_llama, **kw)                 # a finished profile: nothing runs
+    negbench.profile(tiny_llama, **kw)  # a finished profile: nothing runs
     assert calls == []
 
 
@@ -211,6 +247,7 @@ def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, 
     from negbench.profile.compare import compare_profiles
     from negbench.report.compare import compare_runs
     from negbench.report.load import load_run
+
     a, b = prof_a[0].folder, prof_b[0].folder
     pc = compare_profiles([a, b])
     assert pc.labels == ["tiny-llama0", "tiny-gemma0"] or len(set(pc.labels)) == 2
@@ -234,7 +271,7 @@ def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, 
     assert data["schema"] == "negbench.profile-compare/1" and len(data["profiles"]) == 2
     html = (out / "compare.html").read_text(encoding="utf-8")
     assert 'id="profile-compare-headline"' in html and 'id="profile-compare-phenomena"' in html
-    assert 'id="cmp0"' in html                          # negbench compare's table, flips linked
+    assert 'id="cmp0"' in html  # negbench compare's table, flips linked
     # negbench report on profile folders: the page again, or the comparison
     assert main(["report", str(a), str(b), "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / "compare.html").is_file()
@@ -250,11 +287,13 @@ def test_report_writes_a_profiles_page_again(prof_a):
 
 def test_bad_input_is_refused_before_the_model_loads(tmp_path, fixtures_env, capsys):
     out = tmp_path / "p"
-    bogus = str(tmp_path / "no-such-model")           # never opened: the checks come first
+    bogus = str(tmp_path / "no-such-model")  # never opened: the checks come first
     assert main(["profile", "--model", bogus, "--preset", "fast", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "unknown preset 'fast'" in err and "quick" in err and "paper" in err
-    assert main(["profile", "--model", bogus, "--benchmarks", "nubench,mmlu", "--out", str(out)]) == 2
+    assert (
+        main(["profile", "--model", bogus, "--benchmarks", "nubench,mmlu", "--out", str(out)]) == 2
+    )
     assert "unknown benchmark(s) mmlu" in capsys.readouterr().err
     assert main(["profile", "--model", bogus, "--mode", "nubench", "--out", str(out)]) == 2
     assert "BENCH=MODE" in capsys.readouterr().err
@@ -266,11 +305,26 @@ def test_bad_input_is_refused_before_the_model_loads(tmp_path, fixtures_env, cap
     assert not out.exists()
 
 
-def test_a_profile_without_data_lists_what_to_get_and_loads_no_model(tmp_path, fixtures_env, capsys):
+def test_a_profile_without_data_lists_what_to_get_and_loads_no_model(
+    tmp_path, fixtures_env, capsys
+):
     out = tmp_path / "p"
     bogus = str(tmp_path / "no-such-model")
-    assert main(["profile", "--model", "smollm2-135m-instruct", "--benchmarks", "condaqa,scone-nli",
-                 "--out", str(out), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "profile",
+                "--model",
+                "smollm2-135m-instruct",
+                "--benchmarks",
+                "condaqa,scone-nli",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     text = capsys.readouterr()
     assert "loading" not in text.err
     assert "not run: condaqa (condaqa): no data" in text.out and "NEGBENCH_CONDAQA" in text.out
@@ -295,13 +349,25 @@ class _FakeOpenAI(BaseHTTPRequestHandler):
     """The chat-completions endpoint of an OpenAI-style API, answering '3' (no log-probabilities:
     what a hosted API gives)."""
 
-    def do_POST(self):                                 # noqa: N802  (http.server's name)
+    def do_POST(self):  # noqa: N802  (http.server's name)
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake",
-                           "system_fingerprint": "fp_test",
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": "3"}}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        body = json.dumps(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "fake",
+                "system_fingerprint": "fp_test",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": "3"},
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -320,17 +386,24 @@ def test_an_api_model_without_log_probabilities_runs_the_rest(tmp_path, fixtures
         monkeypatch.setenv("OPENAI_API_KEY", "sk-negbench-FAKE-0123456789")
         monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_port}/v1")
         logs: list[str] = []
-        prof = negbench.profile("openai:gpt-4o-mini", out=tmp_path / "p",
-                                benchmarks=["nubench", "jsts-neg"], limit=4, max_retries=0,
-                                cache=str(tmp_path / "c.sqlite"), progress=False, log=logs.append)
+        prof = negbench.profile(
+            "openai:gpt-4o-mini",
+            out=tmp_path / "p",
+            benchmarks=["nubench", "jsts-neg"],
+            limit=4,
+            max_retries=0,
+            cache=str(tmp_path / "c.sqlite"),
+            progress=False,
+            log=logs.append,
+        )
     finally:
         server.shutdown()
     st = {b["key"]: b for b in prof.benchmarks}
-    assert st["jsts-neg"]["status"] == "done"           # the rest of the profile ran
+    assert st["jsts-neg"]["status"] == "done"  # the rest of the profile ran
     nub = st["nubench"]["parts"][0]
     assert st["nubench"]["status"] == "unsupported"
     assert "nubench" in nub["message"] and "completion" in nub["message"]
-    assert "--mode nubench=option" in nub["fix"]        # the mode to use instead
+    assert "--mode nubench=option" in nub["fix"]  # the mode to use instead
     assert any("--mode nubench=option" in line for line in logs)
     row = next(x for x in prof.missing if x["benchmark"] == "nubench")
     assert row["status"] == "unsupported" and "--mode nubench=option" in row["how"]
@@ -339,14 +412,20 @@ def test_an_api_model_without_log_probabilities_runs_the_rest(tmp_path, fixtures
 
 
 def test_train_checks_its_profile_option_before_training(tmp_path, capsys):
-    assert main(["train", "--recipe", "notadataset", "--out", str(tmp_path / "t"),
-                 "--profile", "fast"]) == 2
+    assert (
+        main(
+            ["train", "--recipe", "notadataset", "--out", str(tmp_path / "t"), "--profile", "fast"]
+        )
+        == 2
+    )
     assert "unknown preset 'fast'" in capsys.readouterr().err
     assert not (tmp_path / "t").exists()
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (SHARED / "data" / "scone").is_dir(), reason="../shared/data/scone not present")
+@pytest.mark.skipif(
+    not (SHARED / "data" / "scone").is_dir(), reason="../shared/data/scone not present"
+)
 def test_quick_preset_on_smollm2(tmp_path, monkeypatch):
     """The quick preset as shipped (its subset size, 0-shot, the headline mode) on the embedded
     SmolLM2 over ScoNe-NLI: the subset keeps every scope condition and the page shows each."""
@@ -356,6 +435,7 @@ def test_quick_preset_on_smollm2(tmp_path, monkeypatch):
     assert row["benchmark"] == "scone-nli" and row["shots"] == 0 and row["subset"]
     conds = {p["condition"]["label"] for p in prof.phenomena if p["benchmark"] == "scone-nli"}
     from negbench.tasks.scone.tasks import CONDITIONS
+
     assert conds == {c.replace("_", " ") for c in CONDITIONS if c != "no_negation"}
 
 
@@ -366,14 +446,24 @@ def test_a_part_of_several_tasks_gives_each_task_its_own_modes():
     from negbench.profile.presets import BY_KEY
     from negbench.profile.runner import task_mode_specs
     from negbench.tasks import get_task
+
     part = BY_KEY["konubench-diagnostics"].quick[0]
     specs = task_mode_specs(list(part.tasks), part.modes)
-    assert specs == ["kmmlu-neg:symbol", "kmmlu-pos:symbol", "kobest-boolq-neg:cloze",
-                     "kobest-boolq:cloze"]
+    assert specs == [
+        "kmmlu-neg:symbol",
+        "kmmlu-pos:symbol",
+        "kobest-boolq-neg:cloze",
+        "kobest-boolq:cloze",
+    ]
     tasks = [get_task(t) for t in part.tasks]
     assert task_modes(list(part.tasks), tasks, specs) == {
-        "kmmlu-neg": ["symbol"], "kmmlu-pos": ["symbol"], "kobest-boolq-neg": ["cloze"],
-        "kobest-boolq": ["cloze"]}
+        "kmmlu-neg": ["symbol"],
+        "kmmlu-pos": ["symbol"],
+        "kobest-boolq-neg": ["cloze"],
+        "kobest-boolq": ["cloze"],
+    }
     assert task_mode_specs(["kmmlu-neg", "kobest-boolq-neg"], part.modes) == [
-        "kmmlu-neg:symbol", "kobest-boolq-neg:cloze"]            # a task without data left out
+        "kmmlu-neg:symbol",
+        "kobest-boolq-neg:cloze",
+    ]  # a task without data left out
     assert task_mode_specs(["nubench"], ("completion",)) == ["completion"]

@@ -1,6 +1,7 @@
 """Chance and majority baselines: the pure rule on items written here, then the real releases in
 ../shared/data (skipped when absent), each checked against a count made independently of
 negbench's loaders, and against the papers' own baseline rows where a paper prints one."""
+
 from __future__ import annotations
 
 import json
@@ -12,13 +13,18 @@ from negbench.profile.baselines import Item, baseline, score_baselines
 from negbench.profile.reported import references
 
 from locations import ROOT, SHARED
+
 DATA = SHARED / "data"
 KONU = DATA / "konubench" / "dataset" / "Thunder_KoNUBench" / "test" / "test.json"
 CONDAQA = DATA / "condaqa" / "data" / "few-shot" / "test_splits"
 
 
 def test_score_baselines_rule():
-    items = [Item(("A", "B", "C", "D"), "A"), Item(("A", "B", "C"), "B"), Item(("A", "B", "C", "D"), "A")]
+    items = [
+        Item(("A", "B", "C", "D"), "A"),
+        Item(("A", "B", "C"), "B"),
+        Item(("A", "B", "C", "D"), "A"),
+    ]
     n, chance, majority, answer, labels = score_baselines(items)
     assert n == 3 and chance == pytest.approx((1 / 4 + 1 / 3 + 1 / 4) / 3)
     assert (majority, answer, labels) == (pytest.approx(2 / 3), "A", ("A", "B", "C", "D"))
@@ -28,7 +34,11 @@ def test_score_baselines_rule():
     # a gold outside the label set (a span) counts 0 for both; case and spaces are ignored
     mixed = [Item(("YES", "NO"), "no "), Item(("YES", "NO"), "Paris"), Item(("YES", "NO"), "NO")]
     n, chance, majority, answer, _ = score_baselines(mixed)
-    assert chance == pytest.approx((0.5 + 0 + 0.5) / 3) and majority == pytest.approx(2 / 3) and answer == "NO"
+    assert (
+        chance == pytest.approx((0.5 + 0 + 0.5) / 3)
+        and majority == pytest.approx(2 / 3)
+        and answer == "NO"
+    )
     assert score_baselines([]) == (0, None, None, None, ())
     assert score_baselines([Item((), "x")])[1:3] == (None, None)
 
@@ -54,7 +64,9 @@ def test_konubench_chance_and_gold_letter_majority_from_the_release():
     sym = baseline("konubench", "symbol")
     assert sym.n == len(recs) == 1284 and sym.metric == "acc"
     assert sym.chance == pytest.approx(sum(1 / x for x in k) / len(k))
-    assert sym.majority_answer == top and sym.majority == pytest.approx(letters.count(top) / len(recs))
+    assert sym.majority_answer == top and sym.majority == pytest.approx(
+        letters.count(top) / len(recs)
+    )
     cloze = baseline("konubench", "cloze")
     assert cloze.metric == "acc_norm" and cloze.chance == pytest.approx(sym.chance)
     assert cloze.majority is None and "undefined" in cloze.basis
@@ -65,7 +77,9 @@ def test_konubench_chance_and_gold_letter_majority_from_the_release():
 def test_condaqa_majority_is_table4s_majority_row():
     golds = []
     for i in range(1, 6):
-        for line in (CONDAQA / f"conda_fewshot_test_{i}.json").read_text(encoding="utf-8").splitlines():
+        for line in (
+            (CONDAQA / f"conda_fewshot_test_{i}.json").read_text(encoding="utf-8").splitlines()
+        ):
             if line.strip():
                 golds.append(json.loads(line)["label"].strip().upper())
     b = baseline("condaqa", "generate")
@@ -73,7 +87,9 @@ def test_condaqa_majority_is_table4s_majority_row():
     assert b.majority_answer == "NO" and b.majority == pytest.approx(golds.count("NO") / len(golds))
     labels = {"YES", "NO", "DON'T KNOW"}
     assert b.chance == pytest.approx(sum(g in labels for g in golds) / 3 / len(golds))
-    paper = next(r for r in references("condaqa") if r.model == "Majority" and r.metric == "accuracy")
+    paper = next(
+        r for r in references("condaqa") if r.model == "Majority" and r.metric == "accuracy"
+    )
     assert f"{100 * b.majority:.2f}" == paper.value == "47.75"
     # the log-likelihood mode scores label items only (spans excluded)
     ll = baseline("condaqa", "loglik")
@@ -93,8 +109,11 @@ def test_fixture_tasks_and_generation_label_sets(monkeypatch):
     assert baseline("nubench", "completion").majority is None
     js = baseline("jsts-neg", "generate")
     assert js.labels == ("0", "1", "2", "3", "4", "5") and js.chance == pytest.approx(1 / 6)
-    golds = [str(json.loads(line)["gold_score"]) for line in
-             (ROOT / "tests/data/jsts_neg/jsts-neg-test.jsonl").read_text().splitlines() if line]
+    golds = [
+        str(json.loads(line)["gold_score"])
+        for line in (ROOT / "tests/data/jsts_neg/jsts-neg-test.jsonl").read_text().splitlines()
+        if line
+    ]
     top = max(set(golds), key=golds.count)
     assert js.majority == pytest.approx(golds.count(top) / len(golds))
 
@@ -102,5 +121,7 @@ def test_fixture_tasks_and_generation_label_sets(monkeypatch):
 def test_builtin_true_false_chance_is_the_papers_random_row():
     tf = baseline("truefalse-mini", "next_token")
     assert tf.chance == 0.5 and set(tf.labels) == {"True", "False"}
-    random_row = next(r for r in references("notadataset") if r.model == "Random" and r.metric == "acc")
+    random_row = next(
+        r for r in references("notadataset") if r.model == "Random" and r.metric == "acc"
+    )
     assert f"{100 * tf.chance:.1f}" == random_row.value

@@ -7,6 +7,7 @@ fields must name real negbench tasks, modes, seeds and metrics (metrics as negbe
 code computes them); :func:`comparable` must show a paper's number only where the protocol is
 the unit's.
 """
+
 from __future__ import annotations
 
 import os
@@ -17,14 +18,23 @@ from collections import Counter, defaultdict
 import pytest
 
 from negbench.profile.presets import BY_KEY
-from negbench.profile.reported import (PAPER_ONLY_MODES, PAPERS, ReportedResult, comparable,
-                                       comparable_to_unit, load_reported, references)
+from negbench.profile.reported import (
+    PAPER_ONLY_MODES,
+    PAPERS,
+    ReportedResult,
+    comparable,
+    comparable_to_unit,
+    load_reported,
+    references,
+)
 from negbench.tasks import all_tasks, benchmark_of, get_task
 
 from locations import ROOT, SHARED
+
 PAPERS_DIR = SHARED / "papers"
-needs_papers = pytest.mark.skipif(not PAPERS_DIR.is_dir(),
-                                  reason="../shared/papers (the five papers as Markdown) not present")
+needs_papers = pytest.mark.skipif(
+    not PAPERS_DIR.is_dir(), reason="../shared/papers (the five papers as Markdown) not present"
+)
 
 #: papers whose captions precede their tables (the others print the caption below the table)
 CAPTION_FIRST = {"jsts-neg"}
@@ -41,11 +51,31 @@ ONE_LINE_ROWS = {
 SKIPPED_FROM_COLUMN = {("thunder-konubench", "Table 9"): 7}
 #: the tables the profile needs (headline and phenomenon tables of each paper)
 REQUIRED = {
-    "thunder-nubench": {"Table 6", "Table 11", "Table 12", "Table 13"} | {f"Table {i}" for i in range(15, 24)},
-    "thunder-konubench": {"Table 3", "Table 7", "Table 8", "Table 9", "Table 15", "Table 16", "Table 17",
-                          "Table 19", "Table 21", "Table 22", "Table 23"},
+    "thunder-nubench": {"Table 6", "Table 11", "Table 12", "Table 13"}
+    | {f"Table {i}" for i in range(15, 24)},
+    "thunder-konubench": {
+        "Table 3",
+        "Table 7",
+        "Table 8",
+        "Table 9",
+        "Table 15",
+        "Table 16",
+        "Table 17",
+        "Table 19",
+        "Table 21",
+        "Table 22",
+        "Table 23",
+    },
     "condaqa": {"Table 4", "Table 8", "Table 9", "Table 10", "Table 11"},
-    "this-is-not-a-dataset": {"Table 3", "Table 4", "Table 5", "Table 6", "Table 7", "Table 8", "Table 9"},
+    "this-is-not-a-dataset": {
+        "Table 3",
+        "Table 4",
+        "Table 5",
+        "Table 6",
+        "Table 7",
+        "Table 8",
+        "Table 9",
+    },
     "jsts-neg": {"Table 3", "Table 4", "Table 5"},
 }
 NUMBER = re.compile(r"(?<![A-Za-z\d.])[-+]?\d+(?:,\d{3})*(?:\.\d+)?")
@@ -79,15 +109,30 @@ def numbers(text: str) -> list[str]:
 def test_table_loads_typed_with_no_duplicate_fact():
     rs = rows()
     assert len(rs) > 4000
-    key = Counter((r.paper, r.model, r.tasks, r.task_options, r.subset, r.training, r.condition,
-                   r.mode, r.shots, r.seeds, r.chat, r.metric) for r in rs)
+    key = Counter(
+        (
+            r.paper,
+            r.model,
+            r.tasks,
+            r.task_options,
+            r.subset,
+            r.training,
+            r.condition,
+            r.mode,
+            r.shots,
+            r.seeds,
+            r.chat,
+            r.metric,
+        )
+        for r in rs
+    )
     dup = [k for k, n in key.items() if n > 1]
     assert not dup, dup[:3]
     exact = Counter(tuple(vars(r).values()) for r in rs)
     assert max(exact.values()) == 1
     for r in rs:
         assert isinstance(r.shots, int) and r.value and r.model and r.row_label
-        r.number                                        # parses
+        r.number  # parses
         assert (r.spread == "") == (r.spread_kind == "")
 
 
@@ -150,8 +195,12 @@ def test_one_line_rows_sit_on_their_line_and_every_cell_is_transcribed():
             cells_in_order = []
             for cells in hits:
                 for i, c in enumerate(cells):
-                    if (c == label or (cut and i >= cut) or not numbers(c)
-                            or not re.fullmatch(r"[-+\d.,$_{}()\\pm ±]+", c)):
+                    if (
+                        c == label
+                        or (cut and i >= cut)
+                        or not numbers(c)
+                        or not re.fullmatch(r"[-+\d.,$_{}()\\pm ±]+", c)
+                    ):
                         continue
                     for t in numbers(c):
                         assert recorded[t] > 0, (paper, table, label, c)
@@ -169,8 +218,11 @@ HUB_ONLY = {"kobest-boolq": "kobest-boolq-neg"}
 #: tables transcribed only in part, whose cells are not all rows: NUBench Table 6 and KoNUBench
 #: Table 8 repeat appendix tables (their cells are rows' ``also_in``); of This is not a Dataset's
 #: Table 3 only the T/F-prediction line is a result
-PARTIAL = {("thunder-nubench", "Table 6"), ("thunder-konubench", "Table 8"),
-           ("this-is-not-a-dataset", "Table 3")}
+PARTIAL = {
+    ("thunder-nubench", "Table 6"),
+    ("thunder-konubench", "Table 8"),
+    ("this-is-not-a-dataset", "Table 3"),
+}
 
 
 @needs_papers
@@ -191,12 +243,16 @@ def test_multi_line_tables_are_transcribed_cell_by_cell_in_order():
 
 def _fake_response(req, rng):
     from negbench.core.requests import GenerationResponse, LoglikelihoodResponse, NextTokenResponse
+
     if req.kind == "loglikelihood":
         return LoglikelihoodResponse(-10 * rng.random(), 3, False)
     if req.kind == "generate":
-        return GenerationResponse(rng.choice(["A", "B", "C", "1", "3", "NO", "YES", "True"]), 1, "\n")
-    return NextTokenResponse({lab: -5 * rng.random() for lab in req.labels},
-                             {lab: i for i, lab in enumerate(req.labels)})
+        return GenerationResponse(
+            rng.choice(["A", "B", "C", "1", "3", "NO", "YES", "True"]), 1, "\n"
+        )
+    return NextTokenResponse(
+        {lab: -5 * rng.random() for lab in req.labels}, {lab: i for i, lab in enumerate(req.labels)}
+    )
 
 
 def _flat(d: dict, prefix: str = "") -> set[str]:
@@ -212,9 +268,12 @@ def metric_keys():
     records of each task, answered at random (no model), through the runner's request builder
     and the tasks' own metrics."""
     from negbench.evaluation.runner import RunConfig, Unit, build_requests, unit_metrics
-    env = {"NEGBENCH_NUBENCH": str(ROOT / "tests/data/nubench"),
-           "NEGBENCH_JSTS_NEG": str(ROOT / "tests/data/jsts_neg"),
-           "NEGBENCH_NOTADATASET": str(ROOT / "tests/data/notadataset/raw")}
+
+    env = {
+        "NEGBENCH_NUBENCH": str(ROOT / "tests/data/nubench"),
+        "NEGBENCH_JSTS_NEG": str(ROOT / "tests/data/jsts_neg"),
+        "NEGBENCH_NOTADATASET": str(ROOT / "tests/data/notadataset/raw"),
+    }
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     keys: dict[tuple[str, str], set[str]] = {}
@@ -224,9 +283,10 @@ def metric_keys():
         for task, mode in sorted(cells):
             t = get_task(HUB_ONLY.get(task, task))
             try:
-                samples, reqs = build_requests(Unit(t, mode, 0, None), None,
-                                               RunConfig(model="-", tasks=[t.name], limit=60))
-            except Exception as exc:            # data absent on this machine
+                samples, reqs = build_requests(
+                    Unit(t, mode, 0, None), None, RunConfig(model="-", tasks=[t.name], limit=60)
+                )
+            except Exception as exc:  # data absent on this machine
                 keys[task, mode] = exc
                 continue
             spec = t.mode(mode)
@@ -245,6 +305,7 @@ def metric_keys():
 
 def test_protocol_fields_name_real_tasks_modes_seeds_and_metrics(metric_keys):
     from negbench.tasks.notadataset.truth_scorer import PATTERNS
+
     tasks = all_tasks()
     missing_data = set()
     for r in rows():
@@ -269,10 +330,12 @@ def test_protocol_fields_name_real_tasks_modes_seeds_and_metrics(metric_keys):
                     found = True
                     break
                 metric = r.metric
-                if metric.startswith("by_pattern."):       # the fixture holds two of the 11 patterns
+                if metric.startswith("by_pattern."):  # the fixture holds two of the 11 patterns
                     _, pat, leaf = metric.split(".")
                     assert pat in PATTERNS.values()
-                    found = any(k.startswith("by_pattern.") and k.endswith("." + leaf) for k in keys)
+                    found = any(
+                        k.startswith("by_pattern.") and k.endswith("." + leaf) for k in keys
+                    )
                 else:
                     found = metric in keys
                 if found:
@@ -286,6 +349,7 @@ def test_protocol_fields_name_real_tasks_modes_seeds_and_metrics(metric_keys):
 def test_headline_metrics_are_the_papers():
     def headline_metric(task, mode):
         return get_task(task).headline(mode)
+
     assert headline_metric("konubench", "cloze") == "acc_norm"
     assert headline_metric("konubench", "symbol") == "acc"
     assert headline_metric("nubench-detail", "option") == "exact_match"
@@ -295,9 +359,15 @@ def test_headline_metrics_are_the_papers():
     assert headline_metric("jsts-neg", "generate") == "M.acc_chg"
     # the headline of each benchmark is among the papers' rows for it
     metrics = {(r.benchmark, r.mode, r.metric) for r in rows()}
-    for bench, mode in [("nubench", "completion"), ("nubench", "option"), ("konubench", "cloze"),
-                        ("konubench", "symbol"), ("condaqa", "generate"), ("notadataset", "next_token"),
-                        ("jsts-neg", "generate")]:
+    for bench, mode in [
+        ("nubench", "completion"),
+        ("nubench", "option"),
+        ("konubench", "cloze"),
+        ("konubench", "symbol"),
+        ("condaqa", "generate"),
+        ("notadataset", "next_token"),
+        ("jsts-neg", "generate"),
+    ]:
         assert (bench, mode, headline_metric(bench, mode)) in metrics
 
 
@@ -311,49 +381,80 @@ def test_comparable_matches_the_protocol_and_only_it():
     assert {r.source for r in r1234} == {"Table 15", "Table 17", "Table 19", "Table 21"}
     assert comparable("nubench", "completion", 5, "error_rate") == r1234
     # prompt style is the task; SFT rows only for a fine-tuned model
-    assert {r.source for r in comparable("nubench-detail", "option", 0, "exact_match")} == {"Table 13"}
+    assert {r.source for r in comparable("nubench-detail", "option", 0, "exact_match")} == {
+        "Table 13"
+    }
     sft = comparable("nubench", "completion", 0, "acc", training="sft-lora")
     assert sft and all(r.training == "sft-lora" for r in sft)
     assert all(r.training == "none" for r in comparable("nubench", "completion", 0, "acc"))
     # API rows state a chat template: a plain run does not compare with them
     api = {"gpt-4o-mini", "gpt-4.1-mini", "claude-3-5-haiku-latest"}
     assert api <= {r.model for r in comparable("nubench", "option", 0, "exact_match", chat=True)}
-    assert not api & {r.model for r in comparable("nubench", "option", 0, "exact_match", chat=False)}
+    assert not api & {
+        r.model for r in comparable("nubench", "option", 0, "exact_match", chat=False)
+    }
     # KoNUBench: cloze is reported as acc_norm, not acc; API models only in the api mode
-    assert comparable("konubench", "cloze", 0, "acc_norm") and not comparable("konubench", "cloze", 0, "acc")
+    assert comparable("konubench", "cloze", 0, "acc_norm") and not comparable(
+        "konubench", "cloze", 0, "acc"
+    )
     assert {r.model for r in comparable("konubench", "api", 2, "exact_match")} == {
-        "claude-haiku-4-5-20251001", "claude-sonnet-4-5-20250929", "gpt-4.1-mini", "gpt-4.1"}
+        "claude-haiku-4-5-20251001",
+        "claude-sonnet-4-5-20250929",
+        "gpt-4.1-mini",
+        "gpt-4.1",
+    }
     # CONDAQA: a split task at 9 shots compares with the five-split means, not with a study
     few = comparable("condaqa-split3", "generate", 9, "accuracy")
     assert {r.model for r in few} == {"GPT-3 (davinci)", "InstructGPT (text-davinci-002)"}
     assert {r.source for r in few} == {"Table 11"}
     study = comparable("condaqa-split1[pool=dev,sampling=random]", "generate", 9, "accuracy")
     assert [r.source for r in study] == ["Table 8"]
-    assert not comparable("condaqa-split1[ctx=2045,pool=shots,sampling=groups3]", "generate", 9, "accuracy")
+    assert not comparable(
+        "condaqa-split1[ctx=2045,pool=shots,sampling=groups3]", "generate", 9, "accuracy"
+    )
     # the paper's CoT shots carry 45 unreleased explanations: negbench's cot mode is not that
     assert not comparable("condaqa-split1", "cot", 9, "accuracy")
     assert {r.model for r in comparable("condaqa", "generate", 0, "consistency")} == {
-        "GPT-3 (davinci)", "InstructGPT (text-davinci-002)"}
+        "GPT-3 (davinci)",
+        "InstructGPT (text-davinci-002)",
+    }
     # This is not a Dataset: a sample compares with the full-set rows; the test split does not
     full = comparable("notadataset[sample=2000,seed=0]", "next_token", 0, "acc_neg_w")
     assert len(full) == 27 and {r.source for r in full} == {"Table 4", "Table 8", "Table 9"}
     assert not comparable("notadataset[split=test]", "next_token", 0, "acc")
-    assert len(comparable("notadataset[split=test]", "next_token", 0, "acc", training="finetuned-lora")) == 2
+    assert (
+        len(
+            comparable("notadataset[split=test]", "next_token", 0, "acc", training="finetuned-lora")
+        )
+        == 2
+    )
     # JSTS-Neg: the minimal-pair change per shots setting
     chg = comparable("jsts-neg", "generate", 11, "M.acc_chg")
     assert len(chg) == 26 and all(r.unit == "points" for r in chg)
     # paper-only protocols never compare
-    assert not any(r.mode in PAPER_ONLY_MODES for r in comparable("condaqa", "generate", 0, "accuracy"))
+    assert not any(
+        r.mode in PAPER_ONLY_MODES for r in comparable("condaqa", "generate", 0, "accuracy")
+    )
 
 
 def test_comparable_to_a_saved_unit_and_references():
-    unit = {"task": "konubench", "mode": "symbol", "shots": 5, "seed": 308, "chat": False,
-            "metrics": {"acc": 0.5}}
+    unit = {
+        "task": "konubench",
+        "mode": "symbol",
+        "shots": 5,
+        "seed": 308,
+        "chat": False,
+        "metrics": {"acc": 0.5},
+    }
     got = comparable_to_unit(unit, "acc")
     assert got and all(r.source == "Table 16" and r.shots == 5 for r in got)
-    assert {r.model for r in references("condaqa")} == {"Majority", "Question-Only (UnifiedQA-v2-Large)",
-                                                       "Edit-Type Only (UnifiedQA-v2-Large)",
-                                                       "Negation-Cue Only (UnifiedQA-v2-Large)", "Human"}
+    assert {r.model for r in references("condaqa")} == {
+        "Majority",
+        "Question-Only (UnifiedQA-v2-Large)",
+        "Edit-Type Only (UnifiedQA-v2-Large)",
+        "Negation-Cue Only (UnifiedQA-v2-Large)",
+        "Human",
+    }
 
 
 def test_values_on_negbench_scale():
@@ -363,10 +464,24 @@ def test_values_on_negbench_scale():
     assert r.value == "60.5" and r.negbench_value() == pytest.approx(0.605)
     r = pick["thunder-nubench", "Table 11", "Llama-3.1-8B", "acc", 0, "completion", "none"]
     assert r.value == "0.439" and r.negbench_value() == pytest.approx(0.439)
-    r = pick["thunder-nubench", "Table 17", "Llama-3.1-8B", "incorrect_local_pct", 0, "completion", "none"]
-    assert r.value == "70.62" and r.negbench_value() == pytest.approx(70.62) and r.also_in == ("Table 6",)
-    r = pick["thunder-nubench", "Table 16", "gemma-1.1-2b-it", "n_format_wrong", 0, "option", "sft-lora"]
-    assert r.value == "1,239" and r.negbench_value() == 1239          # after SFT
+    r = pick[
+        "thunder-nubench",
+        "Table 17",
+        "Llama-3.1-8B",
+        "incorrect_local_pct",
+        0,
+        "completion",
+        "none",
+    ]
+    assert (
+        r.value == "70.62"
+        and r.negbench_value() == pytest.approx(70.62)
+        and r.also_in == ("Table 6",)
+    )
+    r = pick[
+        "thunder-nubench", "Table 16", "gemma-1.1-2b-it", "n_format_wrong", 0, "option", "sft-lora"
+    ]
+    assert r.value == "1,239" and r.negbench_value() == 1239  # after SFT
     r = pick["jsts-neg", "Table 3", "GPT-5", "Mu.acc_chg", 0, "generate", "none"]
     assert r.value == "14.58" and r.negbench_value() == pytest.approx(0.1458)
 
@@ -374,9 +489,12 @@ def test_values_on_negbench_scale():
 def test_a_bad_row_names_file_line_and_field(tmp_path):
     from negbench.errors import DataError
     from negbench.profile.reported import COLUMNS, CSV_PATH
+
     lines = CSV_PATH.read_text(encoding="utf-8").splitlines()[:3]
     bad = tmp_path / "bad.csv"
-    bad.write_text("\n".join([lines[0], lines[1], lines[2].replace(",unstated,", ",maybe,")]) + "\n")
+    bad.write_text(
+        "\n".join([lines[0], lines[1], lines[2].replace(",unstated,", ",maybe,")]) + "\n"
+    )
     with pytest.raises(DataError) as e:
         load_reported(bad)
     assert e.value.path == str(bad) and e.value.record == "line 3" and e.value.field == "chat"

@@ -16,6 +16,7 @@
   commands also run as an unprivileged user), and damaged run folders give one clear error that
   names the file and the real line.
 """
+
 from __future__ import annotations
 
 import html as _html
@@ -33,18 +34,38 @@ from negbench.report.tables import ref_samples
 
 from test_report import _fixture_data, engine_runs  # noqa: F401  (fixture + shared runs)
 
-CHROMIUM = shutil.which("chromium") or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium") or None
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--hide-scrollbars"]
+CHROMIUM = (
+    shutil.which("chromium")
+    or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium")
+    or None
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
 SCREENSHOT_COPY = Path("/tmp/negbench-report-screenshot.png")
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 
 def chromium(tmp: Path, url: str, *extra: str, timeout: int = 60) -> str:
-    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"          # a fresh one each time
-    cmd = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=8000", *extra, url]
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"  # a fresh one each time
+    cmd = [
+        CHROMIUM,
+        *FLAGS,
+        f"--user-data-dir={profile}",
+        "--virtual-time-budget=8000",
+        *extra,
+        url,
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
@@ -57,8 +78,10 @@ def status(dom: str) -> dict[str, str]:
 
 
 def cards(dom: str) -> list[dict[str, str]]:
-    return [dict(re.findall(r'data-([a-z-]+)="([^"]*)"', m))
-            for m in re.findall(r'<div class="nb-sample[^"]*"([^>]*)>', dom)]
+    return [
+        dict(re.findall(r'data-([a-z-]+)="([^"]*)"', m))
+        for m in re.findall(r'<div class="nb-sample[^"]*"([^>]*)>', dom)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -66,9 +89,12 @@ def html_report(tmp_path_factory, tiny_llama):
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
     out = tmp_path_factory.mktemp("html-report")
     # + a real not-a-dataset run (its own label: a report has one row per run)
-    rep = build([runs["a"], runs["b"], runs["sft"], runs["nad-a"]],
-                labels=[None, None, None, "tiny-a (notadataset)"],
-                groups={"tiny": ["tiny-a", "tiny-b"]}, n_resamples=300)
+    rep = build(
+        [runs["a"], runs["b"], runs["sft"], runs["nad-a"]],
+        labels=[None, None, None, "tiny-a (notadataset)"],
+        groups={"tiny": ["tiny-a", "tiny-b"]},
+        n_resamples=300,
+    )
     write(rep, out, formats=("html", "json"))
     return rep, out / "report.html"
 
@@ -103,31 +129,42 @@ def test_html_report_in_headless_chromium(html_report, tmp_path):
 
     # 3. a table-cell link (#ref=<cell id>): exactly the samples behind the cell
     table = next(t for t in rep.tables if t.id == "negation-mini-cloze-errors")
-    ri, ci = next((ri, ci) for ri, ci, row, col, c in table.cells()
-                  if col.key == "error_rate" and c.ref is not None and c.value)
+    ri, ci = next(
+        (ri, ci)
+        for ri, ci, row, col, c in table.cells()
+        if col.key == "error_rate" and c.ref is not None and c.value
+    )
     cid = table.cell_id(ri, ci)
     ref = table.rows[ri].cells[ci].ref
     behind = ref_samples(rep.runs[ref.run], ref)
-    assert behind and len(behind) == sum(1 for u in ref.units for r in rep.runs[ref.run].samples(u)
-                                         if r["pred"] != r["gold_index"])
+    assert behind and len(behind) == sum(
+        1 for u in ref.units for r in rep.runs[ref.run].samples(u) if r["pred"] != r["gold_index"]
+    )
     assert f'href="#ref={cid}"' in text
     dom = chromium(tmp_path, url + f"#ref={cid}", "--dump-dom")
     st = status(dom)
     assert st["selected-cell"] == cid and int(st["shown"]) == len(behind)
     assert re.search(rf'<td class="nb-cell nb-selected" id="{re.escape(cid)}"', dom)
     got = cards(dom)
-    assert sorted((c["unit"], c["run"]) for c in got) == sorted((v["u"], str(v["r"])) for v in behind)
+    assert sorted((c["unit"], c["run"]) for c in got) == sorted(
+        (v["u"], str(v["r"])) for v in behind
+    )
     assert all(c["error"] != "null" for c in got)
     # 4. This is not a Dataset Table 4: an accuracy cell (negations with distractor) links to
     #    exactly its sentences (boolean and "not" filters); with filter=incorrect, the wrong ones
     t4 = next(t for t in rep.tables if t.id == "notadataset-table4")
-    ri, ci = next((ri, ci) for ri, ci, row, col, c in t4.cells()
-                  if col.key == "acc_neg_w" and row.labels[1:] == ["next_token", "zero-shot"])
+    ri, ci = next(
+        (ri, ci)
+        for ri, ci, row, col, c in t4.cells()
+        if col.key == "acc_neg_w" and row.labels[1:] == ["next_token", "zero-shot"]
+    )
     cid = t4.cell_id(ri, ci)
     ref = t4.rows[ri].cells[ci].ref
     behind = ref_samples(rep.runs[ref.run], ref)
-    assert len(behind) == 10 and all(v["meta"]["is_distractor"] is True
-                                     and v["meta"]["negation_type"] != "affirmation" for v in behind)
+    assert len(behind) == 10 and all(
+        v["meta"]["is_distractor"] is True and v["meta"]["negation_type"] != "affirmation"
+        for v in behind
+    )
     wrong = [v for v in behind if v["correct"] is False]
     assert wrong and f'href="#ref={cid}"' in text
     dom = chromium(tmp_path, url + f"#ref={cid}&filter=incorrect", "--dump-dom")
@@ -147,10 +184,15 @@ def test_html_report_in_headless_chromium(html_report, tmp_path):
 
     # 6. screenshot of a filtered view: tables and plots on the left, filtered samples on the right
     shot = tmp_path / "report-screenshot.png"
-    chromium(tmp_path, url + "#filter=incorrect&task=nubench&mode=completion",
-             "--window-size=1600,2000", f"--screenshot={shot}")
+    chromium(
+        tmp_path,
+        url + "#filter=incorrect&task=nubench&mode=completion",
+        "--window-size=1600,2000",
+        f"--screenshot={shot}",
+    )
     assert shot.is_file() and shot.stat().st_size > 20_000
     import matplotlib.image as mpimg
+
     img = mpimg.imread(shot)
     assert img.shape[0] >= 2000 and img.shape[1] >= 1600 and float(img[..., :3].std()) > 0.05
     shutil.copy(shot, SCREENSHOT_COPY)
@@ -197,10 +239,24 @@ def layout(tmp: Path, page: Path, width: int, height: int = 900) -> dict:
 def compare_page(tmp_path_factory, tiny_llama):
     """compare.html of two models (negbench compare --out)."""
     from negbench.cli.report import main as report_main
+
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
     out = tmp_path_factory.mktemp("compare-page")
-    assert report_main(["compare", str(runs["a"]), str(runs["b"]), "--out", str(out),
-                        "--bootstrap", "200", "--json"]) == 0
+    assert (
+        report_main(
+            [
+                "compare",
+                str(runs["a"]),
+                str(runs["b"]),
+                "--out",
+                str(out),
+                "--bootstrap",
+                "200",
+                "--json",
+            ]
+        )
+        == 0
+    )
     return out / "compare.html"
 
 
@@ -219,15 +275,18 @@ def test_page_fits_a_laptop_screen(html_report, compare_page, tmp_path, width):
         lay = layout(tmp_path, p, width)
         overflowing.append(lay["overflowing"])
         assert lay["inner"] == width
-        assert lay["doc"] <= width and lay["body"] <= width, lay     # no sideways page scroll
-        assert lay["main"][0] <= lay["main"][1], lay                 # nor of the main column
-        assert lay["wide"] == [], lay                                # nothing sticks out unclipped
+        assert lay["doc"] <= width and lay["body"] <= width, lay  # no sideways page scroll
+        assert lay["main"][0] <= lay["main"][1], lay  # nor of the main column
+        assert lay["wide"] == [], lay  # nothing sticks out unclipped
         assert lay["tables"] >= 2 and lay["boxed"] == lay["tables"] == lay["sticky"], lay
         for head in SIGNIFICANCE:
             cols = lay["sig"].get(head, [])
             assert len(cols) == n_cmp, (head, lay["sig"])
             for left, right, box_left, box_right in cols:
-                assert box_left <= left and right <= box_right + 0.5 and right <= width, (head, cols)
+                assert box_left <= left and right <= box_right + 0.5 and right <= width, (
+                    head,
+                    cols,
+                )
     # the report's widest tables do scroll inside their boxes (the boxes are not decoration)
     assert overflowing[0] >= 1
 
@@ -237,6 +296,7 @@ def plot_problems(fig) -> list[str]:
     """What is wrong with a figure as drawn: a legend that overlaps an axes or a data marker or
     sticks out of the figure; a marker cut by the edge of its axes (clipped and not inside)."""
     import numpy as np
+
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     out, marks = [], []
@@ -245,22 +305,36 @@ def plot_problems(fig) -> list[str]:
         for ln in ax.get_lines():
             if ln.get_marker() in (None, "None", "", " ") or not ln.get_visible():
                 continue
-            xy = np.column_stack([np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)])
+            xy = np.column_stack(
+                [np.asarray(ln.get_xdata(), float), np.asarray(ln.get_ydata(), float)]
+            )
             xy = xy[np.isfinite(xy).all(1)]
             rad = (ln.get_markersize() + ln.get_markeredgewidth()) * fig.dpi / 72 / 2
-            for x, y in (ln.get_transform().transform(xy) if len(xy) else []):
+            for x, y in ln.get_transform().transform(xy) if len(xy) else []:
                 marks.append((x - rad, y - rad, x + rad, y + rad))
-                inside = (abox.x0 - 0.5 <= x - rad and x + rad <= abox.x1 + 0.5
-                          and abox.y0 - 0.5 <= y - rad and y + rad <= abox.y1 + 0.5)
+                inside = (
+                    abox.x0 - 0.5 <= x - rad
+                    and x + rad <= abox.x1 + 0.5
+                    and abox.y0 - 0.5 <= y - rad
+                    and y + rad <= abox.y1 + 0.5
+                )
                 if ln.get_clip_on() and not inside:
-                    out.append(f"{ax.get_title()!r}: a marker of {ln.get_label()!r} is cut by the axes edge")
+                    out.append(
+                        f"{ax.get_title()!r}: a marker of {ln.get_label()!r} is cut by the axes edge"
+                    )
     legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
     for leg in legends:
         lb = leg.get_window_extent(r)
-        out += [f"the legend overlaps the axes {ax.get_title()!r}" for ax in fig.axes
-                if lb.overlaps(ax.get_window_extent(r))]
-        out += ["the legend covers a marker" for m in marks
-                if lb.x0 < m[2] and m[0] < lb.x1 and lb.y0 < m[3] and m[1] < lb.y1]
+        out += [
+            f"the legend overlaps the axes {ax.get_title()!r}"
+            for ax in fig.axes
+            if lb.overlaps(ax.get_window_extent(r))
+        ]
+        out += [
+            "the legend covers a marker"
+            for m in marks
+            if lb.x0 < m[2] and m[0] < lb.x1 and lb.y0 < m[3] and m[1] < lb.y1
+        ]
         fb = fig.bbox
         if lb.x0 < fb.x0 - 1 or lb.x1 > fb.x1 + 1 or lb.y0 < fb.y0 - 1 or lb.y1 > fb.y1 + 1:
             out.append("the legend sticks out of the figure")
@@ -271,17 +345,30 @@ def _made_up_runs() -> list:
     """In-memory runs with every plot kind and extreme values: accuracies of exactly 0 and 1,
     an adapter run, P(True) of exactly 0 and 1 (calibration points in the corners), AccChg."""
     from negbench.report.load import Run, UnitResult
-    ea = {"incorrect_choice": {"local": {"pct": 100.0}, "contradiction": {"pct": 0.0},
-                               "paraphrase": {"pct": 0.0}},
-          "local_confusion": {"relative_part": {"pct": 100.0}, "pp_part": {"pct": 0.0}}}
+
+    ea = {
+        "incorrect_choice": {
+            "local": {"pct": 100.0},
+            "contradiction": {"pct": 0.0},
+            "paraphrase": {"pct": 0.0},
+        },
+        "local_confusion": {"relative_part": {"pct": 100.0}, "pp_part": {"pct": 0.0}},
+    }
     runs = []
-    for i, (label, accs, adapter) in enumerate((("model-a", (1.0, 0.0), None),
-                                                ("model-b", (0.0, 1.0), None),
-                                                ("model-a+lora", (1.0,), "lora"))):
+    for i, (label, accs, adapter) in enumerate(
+        (
+            ("model-a", (1.0, 0.0), None),
+            ("model-b", (0.0, 1.0), None),
+            ("model-a+lora", (1.0,), "lora"),
+        )
+    ):
         units, samples = {}, {}
         for k, acc in enumerate(accs):
-            for task, mode in (("negation-mini", "cloze"), ("truefalse-mini", "next_token"),
-                               ("jsts-neg", "loglik")):
+            for task, mode in (
+                ("negation-mini", "cloze"),
+                ("truefalse-mini", "next_token"),
+                ("jsts-neg", "loglik"),
+            ):
                 name = f"{task}.{mode}.{k}shot"
                 m = {"acc": acc, "n": 4}
                 if task == "negation-mini":
@@ -289,12 +376,27 @@ def _made_up_runs() -> list:
                 if task == "jsts-neg":
                     m.update({"M.acc_chg": acc - 0.5, "Mi.acc_chg": -0.5, "Mu.acc_chg": 0.5})
                 units[name] = UnitResult(name, task, mode, k, None, name, m)
-                pts = ([(0.0, False), (0.0, False), (1.0, True), (1.0, True)] if i == 0   # (0,0) (1,1)
-                       else [(0.0, True), (1.0, False), (0.0, True), (1.0, False)])          # (0,1) (1,0)
-                samples[name] = [{"doc_id": str(j), "p_true": p, "label": y, "pred_bool": p > 0.5,
-                                  "acc": float((p > 0.5) == y)} for j, (p, y) in enumerate(pts)]
-        res = {"schema": 1, "model": {"spec": label.split("+")[0]},
-               "config": {"backend": {"adapter": adapter} if adapter else {}}, "units": {}}
+                pts = (
+                    [(0.0, False), (0.0, False), (1.0, True), (1.0, True)]
+                    if i == 0  # (0,0) (1,1)
+                    else [(0.0, True), (1.0, False), (0.0, True), (1.0, False)]
+                )  # (0,1) (1,0)
+                samples[name] = [
+                    {
+                        "doc_id": str(j),
+                        "p_true": p,
+                        "label": y,
+                        "pred_bool": p > 0.5,
+                        "acc": float((p > 0.5) == y),
+                    }
+                    for j, (p, y) in enumerate(pts)
+                ]
+        res = {
+            "schema": 1,
+            "model": {"spec": label.split("+")[0]},
+            "config": {"backend": {"adapter": adapter} if adapter else {}},
+            "units": {},
+        }
         run = Run(Path(f"/nonexistent/{label}"), res, label, units, i)
         run._samples = samples
         runs.append(run)
@@ -303,6 +405,7 @@ def _made_up_runs() -> list:
 
 def _check_plots(plots, kinds: set[str]) -> None:
     from negbench.report.plots import close
+
     try:
         assert {p.kind for p in plots} >= kinds, {p.kind for p in plots}
         bad = {p.id: plot_problems(p._fig) for p in plots}
@@ -317,20 +420,24 @@ def test_plot_legends_and_markers_made_up_extremes():
     [0, 1] with a margin."""
     from negbench.report.paper_tables import Context
     from negbench.report.plots import all_plots, calibration
+
     runs = _made_up_runs()
     ctx = Context(runs, {"both": ["model-a", "model-b"]})
-    _check_plots(all_plots(ctx), {"accuracy_vs_shots", "incorrect_choice", "confusion", "accchg",
-                                  "calibration"})
+    _check_plots(
+        all_plots(ctx),
+        {"accuracy_vs_shots", "incorrect_choice", "confusion", "accchg", "calibration"},
+    )
     plots = calibration(ctx)
     try:
         ax = plots[0]._fig.axes[0]
         pts = [(x, y) for ln in ax.get_lines()[1:] for x, y in zip(ln.get_xdata(), ln.get_ydata())]
-        assert {(0, 0), (1, 1), (0, 1), (1, 0)} <= set(pts)          # points in the 4 corners …
+        assert {(0, 0), (1, 1), (0, 1), (1, 0)} <= set(pts)  # points in the 4 corners …
         lo, hi = ax.get_xlim()
-        assert lo < 0 and hi > 1 and ax.get_ylim()[0] < 0 and ax.get_ylim()[1] > 1   # … with room
+        assert lo < 0 and hi > 1 and ax.get_ylim()[0] < 0 and ax.get_ylim()[1] > 1  # … with room
         assert all(not ln.get_clip_on() for ln in ax.get_lines()[1:])
     finally:
         from negbench.report.plots import close
+
         close(plots)
 
 
@@ -340,10 +447,13 @@ def test_plot_legends_and_markers_real_runs(tmp_path_factory, tiny_llama):
     from negbench.report.load import load_runs
     from negbench.report.paper_tables import Context
     from negbench.report.plots import all_plots
+
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
     loaded = load_runs([runs["a"], runs["b"], runs["sft"]])
-    _check_plots(all_plots(Context(loaded, {"tiny": ["tiny-a", "tiny-b"]})),
-                 {"accuracy_vs_shots", "incorrect_choice", "confusion", "calibration"})
+    _check_plots(
+        all_plots(Context(loaded, {"tiny": ["tiny-a", "tiny-b"]})),
+        {"accuracy_vs_shots", "incorrect_choice", "confusion", "calibration"},
+    )
     _check_plots(all_plots(Context(load_runs([runs["nad-a"], runs["nad-b"]]), {})), {"calibration"})
 
 
@@ -352,15 +462,16 @@ def test_saved_plot_files_hold_the_legend(tmp_path):
     import matplotlib.image as mpimg
     from negbench.report.paper_tables import Context
     from negbench.report.plots import calibration, save
+
     plots = calibration(Context(_made_up_runs(), {}))
     fig = plots[0]._fig
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
-    leg = fig.axes[0].get_legend().get_window_extent(r)       # display px at fig.dpi
-    left = fig.get_tightbbox(r).x0                             # inches; the PNG starts there
-    save(plots, tmp_path)                                      # PNG at 110 dpi, tight box
+    leg = fig.axes[0].get_legend().get_window_extent(r)  # display px at fig.dpi
+    left = fig.get_tightbbox(r).x0  # inches; the PNG starts there
+    save(plots, tmp_path)  # PNG at 110 dpi, tight box
     img = mpimg.imread(tmp_path / f"{plots[0].id}.png")
-    assert img.shape[1] >= (leg.x1 / fig.dpi - left) * 110 - 2    # reaches the legend's right edge
+    assert img.shape[1] >= (leg.x1 / fig.dpi - left) * 110 - 2  # reaches the legend's right edge
     assert "model-a (ECE" in plots[0].svg and "model-b (ECE" in plots[0].svg
 
 
@@ -379,10 +490,23 @@ def _audit(event: str, args: tuple) -> None:
     if event == "open":
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
         w = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (isinstance(flags, int) and flags & w):
+        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & w
+        ):
             paths = [path]
-    elif event in ("os.mkdir", "os.remove", "os.rmdir", "os.chmod", "os.chown", "os.utime",
-                   "os.truncate", "os.symlink", "os.link", "shutil.rmtree", "sqlite3.connect"):
+    elif event in (
+        "os.mkdir",
+        "os.remove",
+        "os.rmdir",
+        "os.chmod",
+        "os.chown",
+        "os.utime",
+        "os.truncate",
+        "os.symlink",
+        "os.link",
+        "shutil.rmtree",
+        "sqlite3.connect",
+    ):
         paths = [args[0]]
     elif event == "os.rename":
         paths = list(args[:2])
@@ -394,13 +518,20 @@ def _audit(event: str, args: tuple) -> None:
 
 
 def _listing(root: Path) -> dict[str, tuple]:
-    return {str(p.relative_to(root)): (p.is_dir(), p.stat().st_size if p.is_file() else 0,
-                                       p.stat().st_mtime_ns, p.stat().st_mode)
-            for p in [root, *root.rglob("*")]}
+    return {
+        str(p.relative_to(root)): (
+            p.is_dir(),
+            p.stat().st_size if p.is_file() else 0,
+            p.stat().st_mtime_ns,
+            p.stat().st_mode,
+        )
+        for p in [root, *root.rglob("*")]
+    }
 
 
 def _read_only(root: Path, on: bool) -> None:
     import stat
+
     for p in [root, *root.rglob("*")]:
         m = p.stat().st_mode
         p.chmod(m & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) if on else m | stat.S_IWUSR)
@@ -410,10 +541,14 @@ def _read_only(root: Path, on: bool) -> None:
 def read_only_runs(tmp_path, tiny_llama, tmp_path_factory):
     """Copies of two runs (a model and its fine-tuned version), chmod -R a-w, watched."""
     import sys
+
     global _HOOKED
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
     root = tmp_path / "ro"
-    a, b = shutil.copytree(runs["a"], root / "run-a"), shutil.copytree(runs["sft"], root / "run-sft")
+    a, b = (
+        shutil.copytree(runs["a"], root / "run-a"),
+        shutil.copytree(runs["sft"], root / "run-sft"),
+    )
     if not _HOOKED:
         sys.addaudithook(_audit)
         _HOOKED = True
@@ -433,10 +568,15 @@ def test_read_only_runs_report_and_compare(read_only_runs, tmp_path, monkeypatch
     from a read-only folder: nothing is created, changed or even opened for writing in the run
     folders, and the output is complete."""
     from negbench.cli.report import main as report_main
+
     a, b, root, before = read_only_runs
     rep, cmp = tmp_path / "rep", tmp_path / "cmp"
-    assert report_main(["report", str(a), str(b), "--out", str(rep), "--bootstrap", "100",
-                        "--recompute"]) == 0
+    assert (
+        report_main(
+            ["report", str(a), str(b), "--out", str(rep), "--bootstrap", "100", "--recompute"]
+        )
+        == 0
+    )
     assert report_main(["compare", str(a), str(b), "--out", str(cmp), "--bootstrap", "100"]) == 0
     for f in ("report.html", "report.json", "report.md", "plots", "csv/samples.csv"):
         assert (rep / f).exists(), f
@@ -450,13 +590,16 @@ def test_read_only_runs_report_and_compare(read_only_runs, tmp_path, monkeypatch
     assert _WRITES == [] and _listing(root) == before
 
 
-@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv")),
-                    reason="needs root and setpriv")
+@pytest.mark.skipif(
+    not (hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("setpriv")),
+    reason="needs root and setpriv",
+)
 def test_read_only_runs_as_unprivileged_user(read_only_runs, tmp_path):
     """As root chmod blocks nothing: run report and compare as user 'nobody', for whom the run
     folders really are read-only, in a fresh process (the real command line)."""
     import sys
     import tempfile
+
     a, b, root, before = read_only_runs
     work = Path(tempfile.mkdtemp(prefix="negbench-ro-", dir="/tmp"))
     try:
@@ -471,18 +614,34 @@ def test_read_only_runs_as_unprivileged_user(read_only_runs, tmp_path):
         work.chmod(0o777)
         ra, rb = ro / "run-a", ro / "run-sft"
         ro_before = _listing(ro)
-        env = {**os.environ, "HOME": str(home), "MPLCONFIGDIR": str(home / "mpl"),
-               "NEGBENCH_CACHE": str(home / "cache")}
-        base = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
-                "-m", "negbench.report"]
-        for args in (["report", str(ra), str(rb), "--out", str(home / "rep"), "--bootstrap", "50"],
-                     ["compare", str(ra), str(rb), "--out", str(home / "cmp"), "--bootstrap", "50"],
-                     ["report", str(ra), "--no-plots", "--formats", "md,json"]):   # no --out
-            r = subprocess.run(base + args, capture_output=True, text=True, cwd=home, env=env,
-                               timeout=300)
+        env = {
+            **os.environ,
+            "HOME": str(home),
+            "MPLCONFIGDIR": str(home / "mpl"),
+            "NEGBENCH_CACHE": str(home / "cache"),
+        }
+        base = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-m",
+            "negbench.report",
+        ]
+        for args in (
+            ["report", str(ra), str(rb), "--out", str(home / "rep"), "--bootstrap", "50"],
+            ["compare", str(ra), str(rb), "--out", str(home / "cmp"), "--bootstrap", "50"],
+            ["report", str(ra), "--no-plots", "--formats", "md,json"],
+        ):  # no --out
+            r = subprocess.run(
+                base + args, capture_output=True, text=True, cwd=home, env=env, timeout=300
+            )
             assert r.returncode == 0, r.stderr[-3000:]
             assert "Traceback" not in r.stderr
-        assert (home / "rep" / "report.html").is_file() and (home / "cmp" / "compare.html").is_file()
+        assert (home / "rep" / "report.html").is_file() and (
+            home / "cmp" / "compare.html"
+        ).is_file()
         assert (home / "negbench-report" / "report.md").is_file() and "is not writable" in r.stderr
         assert _listing(ro) == ro_before
     finally:
@@ -493,6 +652,7 @@ def test_read_only_runs_as_unprivileged_user(read_only_runs, tmp_path):
 def _cli_error(capsys, *args: str) -> str:
     """Run the command; it must fail with one negbench error (exit 2, no traceback) and say so."""
     from negbench.cli.report import main as report_main
+
     assert report_main(list(args)) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "Traceback" not in err and "\n  fix:" in err, err
@@ -510,18 +670,21 @@ def test_damaged_inputs_give_one_clear_error(tmp_path, tiny_llama, tmp_path_fact
     # results.json cut in the middle of a line: "truncated", the file and the real line
     r = copy("truncated")
     text = (r / "results.json").read_text()
-    cut = text[:len(text) * 2 // 3]
+    cut = text[: len(text) * 2 // 3]
     cut = cut if not cut.endswith("\n") else cut[:-1]
     (r / "results.json").write_text(cut)
     for cmd in (["report", str(r), "--out", out], ["compare", str(good), str(r)]):
         err = _cli_error(capsys, *cmd)
-        assert "truncated" in err and f"{r / 'results.json'}, record line {cut.count(chr(10)) + 1}" in err, err
+        assert (
+            "truncated" in err
+            and f"{r / 'results.json'}, record line {cut.count(chr(10)) + 1}" in err
+        ), err
     # a samples line that is not JSON, in the middle of the file: that line
     r = copy("badline")
     f = r / "samples" / "negation-mini.cloze.0shot.jsonl"
     lines = f.read_text().splitlines(keepends=True)
     assert len(lines) >= 4
-    lines[2] = lines[2][: len(lines[2]) // 2] + "\n"                 # line 3 cut in half
+    lines[2] = lines[2][: len(lines[2]) // 2] + "\n"  # line 3 cut in half
     f.write_text("".join(lines))
     for cmd in (["report", str(r), "--out", out], ["compare", str(good), str(r), "--out", out]):
         err = _cli_error(capsys, *cmd)
@@ -535,7 +698,7 @@ def test_damaged_inputs_give_one_clear_error(tmp_path, tiny_llama, tmp_path_fact
     err = _cli_error(capsys, "report", str(r), "--out", out)
     assert f"{f}, record line 2, field 'pred'" in err and "expected an integer" in err, err
     data = "".join(lines[:1] + lines[2:]).encode()
-    k = [i for i, c in enumerate(data) if c == 10][2] + 5             # in line 4
+    k = [i for i, c in enumerate(data) if c == 10][2] + 5  # in line 4
     f.write_bytes(data[:k] + b"\xff\xfe" + data[k:])
     err = _cli_error(capsys, "report", str(r), "--out", out)
     assert f"{f}, record line 4" in err and "not UTF-8" in err, err
@@ -548,5 +711,7 @@ def test_damaged_inputs_give_one_clear_error(tmp_path, tiny_llama, tmp_path_fact
     assert "a file" in _cli_error(capsys, "compare", str(f), str(good))
     (tmp_path / "unfinished").mkdir()
     (tmp_path / "unfinished" / "config.json").write_text("{}")
-    assert "did not finish" in _cli_error(capsys, "report", str(tmp_path / "unfinished"), "--out", out)
+    assert "did not finish" in _cli_error(
+        capsys, "report", str(tmp_path / "unfinished"), "--out", out
+    )
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

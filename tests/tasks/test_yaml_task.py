@@ -1,6 +1,7 @@
 """A task described in YAML over the user's own negation data (written here; no third-party text)
 runs like a built-in one in every mode it declares; bad files and records get errors naming file,
 record and field before a model loads; `negbench run --config` is the same run as its flags."""
+
 from __future__ import annotations
 
 import json
@@ -17,11 +18,16 @@ from negbench.tasks import get_task
 DOC = ROOT / "docs" / "yaml_tasks.md"
 #: our own statements: (sentence, true?, negated?)
 STATEMENTS = [
-    ("A square has four sides.", True, False), ("A square does not have four sides.", False, True),
-    ("Water is wet.", True, False), ("Water is not wet.", False, True),
-    ("The sun rises in the east.", True, False), ("The sun does not rise in the east.", False, True),
-    ("Fish can fly to the moon.", False, False), ("Fish cannot fly to the moon.", True, True),
-    ("Ice is cold.", True, False), ("Ice is never cold.", False, True),
+    ("A square has four sides.", True, False),
+    ("A square does not have four sides.", False, True),
+    ("Water is wet.", True, False),
+    ("Water is not wet.", False, True),
+    ("The sun rises in the east.", True, False),
+    ("The sun does not rise in the east.", False, True),
+    ("Fish can fly to the moon.", False, False),
+    ("Fish cannot fly to the moon.", True, True),
+    ("Ice is cold.", True, False),
+    ("Ice is never cold.", False, True),
 ]
 EXAMPLES = [("A cat is an animal.", True, False), ("A cat is not an animal.", False, True)]
 
@@ -33,9 +39,13 @@ def doc_block(name: str, lang: str = "yaml") -> str:
 
 
 def write_jsonl(path, rows, prefix):
-    path.write_text("".join(json.dumps({"id": f"{prefix}{i}", "sentence": s, "label": lab,
-                                        "negated": neg}) + "\n"
-                            for i, (s, lab, neg) in enumerate(rows, 1)), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"{prefix}{i}", "sentence": s, "label": lab, "negated": neg}) + "\n"
+            for i, (s, lab, neg) in enumerate(rows, 1)
+        ),
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture
@@ -51,12 +61,36 @@ def task_file(tmp_path):
 
 def test_doc_task_runs_in_every_mode_it_declares(task_file, tiny_llama, tmp_path):
     task = get_task(str(task_file))
-    assert task.name == "my-negation" and set(task.modes) == {"cloze", "letter", "next_token",
-                                                             "generate"}
+    assert task.name == "my-negation" and set(task.modes) == {
+        "cloze",
+        "letter",
+        "next_token",
+        "generate",
+    }
     out = tmp_path / "run"
-    assert main(["run", "--model", tiny_llama, "--tasks", str(task_file), "--modes",
-                 ",".join(task.modes), "--shots", "0,1", "--seeds", "7", "--output", str(out),
-                 "--cache", str(tmp_path / "c.sqlite"), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                tiny_llama,
+                "--tasks",
+                str(task_file),
+                "--modes",
+                ",".join(task.modes),
+                "--shots",
+                "0,1",
+                "--seeds",
+                "7",
+                "--output",
+                str(out),
+                "--cache",
+                str(tmp_path / "c.sqlite"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     res = negbench.Results.load(out)
     for mode in task.modes:
         for shots in (0, 1):
@@ -69,27 +103,44 @@ def test_doc_task_runs_in_every_mode_it_declares(task_file, tiny_llama, tmp_path
             by = u.metrics[f"{metric}_by_negated"]
             assert set(by) == {"False", "True"} and by["True"]["n"] == by["False"]["n"] == 5
             if mode == "letter":
-                assert recs[0]["choices"] == ["A", "B"] and "A. true\nB. false\nAnswer:" in recs[0]["context"]
+                assert (
+                    recs[0]["choices"] == ["A", "B"]
+                    and "A. true\nB. false\nAnswer:" in recs[0]["context"]
+                )
             if mode == "generate":
                 assert recs[1]["gold"] == "false" and "output" in recs[1]
-            if shots:                                  # the shot comes from the train file
+            if shots:  # the shot comes from the train file
                 assert recs[0]["fewshot_ids"][0] in ("e1", "e2")
     first = res.samples("my-negation.cloze.0shot")[0]
-    assert first["context"] == "Is the following statement true or false? A square has four sides.\nAnswer:"
+    assert (
+        first["context"]
+        == "Is the following statement true or false? A square has four sides.\nAnswer:"
+    )
     assert first["choices"] == ["true", "false"] and first["gold"] == 0
     assert res.units["my-negation.cloze.0shot"].metrics.keys() >= {"acc", "acc_norm"}
     # the Python API runs the same task, and the answers come from the cache
-    again = negbench.evaluate(tiny_llama, [str(task_file)], modes=["next_token"],
-                              cache=str(tmp_path / "c.sqlite"), progress=False, log=lambda s: None)
+    again = negbench.evaluate(
+        tiny_llama,
+        [str(task_file)],
+        modes=["next_token"],
+        cache=str(tmp_path / "c.sqlite"),
+        progress=False,
+        log=lambda s: None,
+    )
     assert again.engine["computed"] == 0
-    assert again.samples("my-negation.next_token.0shot") == res.samples("my-negation.next_token.0shot")
+    assert again.samples("my-negation.next_token.0shot") == res.samples(
+        "my-negation.next_token.0shot"
+    )
 
 
 def test_default_modes_and_a_single_file(tmp_path):
     write_jsonl(tmp_path / "data.jsonl", STATEMENTS, "x")
     p = tmp_path / "t.yaml"
-    p.write_text("dataset: data.jsonl\nprompt: '{{ sentence }}'\nchoices: ['yes', 'no']\n"
-                 "answer: \"{{ 0 if label else 1 }}\"\n", encoding="utf-8")
+    p.write_text(
+        "dataset: data.jsonl\nprompt: '{{ sentence }}'\nchoices: ['yes', 'no']\n"
+        'answer: "{{ 0 if label else 1 }}"\n',
+        encoding="utf-8",
+    )
     t = get_task(str(p))
     assert t.name == "t" and list(t.modes) == ["cloze"] and list(t.default_modes) == ["cloze"]
     docs = t.load("test")
@@ -98,19 +149,31 @@ def test_default_modes_and_a_single_file(tmp_path):
     assert (r.query, r.choices, r.gold) == ("A square has four sides.", ["yes", "no"], 0)
 
 
-@pytest.mark.parametrize("yaml_text, match", [
-    ("dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodez: [cloze]\n",
-     "unknown key 'modez'"),
-    ("dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodes: [sentiment]\n",
-     "unknown mode 'sentiment'"),
-    ("dataset: d.jsonl\nprompt: x\nchoices: [a]\nanswer: label\n", "at least two"),
-    ("dataset: d.jsonl\nprompt: x\nchoices: [a, b]\n", "missing 'answer'"),
-    ("dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodes: [cloze]\n"
-     "metrics: [exact_match]\n", "not computed by the modes"),
-    ("dataset: d.jsonl\nprompt: '{{ sentence '\nchoices: [a, b]\nanswer: label\n",
-     "not a valid template"),
-    ("dataset: [d.jsonl\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "yaml_text, match",
+    [
+        (
+            "dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodez: [cloze]\n",
+            "unknown key 'modez'",
+        ),
+        (
+            "dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodes: [sentiment]\n",
+            "unknown mode 'sentiment'",
+        ),
+        ("dataset: d.jsonl\nprompt: x\nchoices: [a]\nanswer: label\n", "at least two"),
+        ("dataset: d.jsonl\nprompt: x\nchoices: [a, b]\n", "missing 'answer'"),
+        (
+            "dataset: d.jsonl\nprompt: x\nchoices: [a, b]\nanswer: label\nmodes: [cloze]\n"
+            "metrics: [exact_match]\n",
+            "not computed by the modes",
+        ),
+        (
+            "dataset: d.jsonl\nprompt: '{{ sentence '\nchoices: [a, b]\nanswer: label\n",
+            "not a valid template",
+        ),
+        ("dataset: [d.jsonl\n", "not valid YAML"),
+    ],
+)
 def test_bad_task_files(tmp_path, yaml_text, match):
     p = tmp_path / "bad.yaml"
     p.write_text(yaml_text, encoding="utf-8")
@@ -121,45 +184,92 @@ def test_bad_task_files(tmp_path, yaml_text, match):
 
 def test_bad_records_name_file_record_and_field(tmp_path, capsys):
     data = tmp_path / "d.jsonl"
-    data.write_text('{"id": "a", "sentence": "Snow is white.", "label": true}\n'
-                    '{"id": "b", "label": false}\n', encoding="utf-8")
+    data.write_text(
+        '{"id": "a", "sentence": "Snow is white.", "label": true}\n{"id": "b", "label": false}\n',
+        encoding="utf-8",
+    )
     p = tmp_path / "t.yaml"
-    p.write_text("dataset: d.jsonl\nid_field: id\nprompt: '{{ sentence }}'\n"
-                 "choices: ['true', 'false']\nanswer: \"{{ 'true' if label else 'false' }}\"\n",
-                 encoding="utf-8")
+    p.write_text(
+        "dataset: d.jsonl\nid_field: id\nprompt: '{{ sentence }}'\n"
+        "choices: ['true', 'false']\nanswer: \"{{ 'true' if label else 'false' }}\"\n",
+        encoding="utf-8",
+    )
     with pytest.raises(DataError) as e:
         get_task(str(p)).load("test")
     assert (e.value.path, e.value.record, e.value.field) == (str(data), "line 2", "sentence")
     # through the command line: exit 2, before the model loads, nothing written
     out = tmp_path / "never"
-    assert main(["run", "--model", "smollm2-135m-instruct", "--tasks", str(p), "--output",
-                 str(out)]) == 2
+    assert (
+        main(["run", "--model", "smollm2-135m-instruct", "--tasks", str(p), "--output", str(out)])
+        == 2
+    )
     err = capsys.readouterr().err
     assert "line 2" in err and "sentence" in err and "loading" not in err and not out.exists()
     data.write_text('{"id": "a", "sentence": "Snow is white.", "label": 3}\n', encoding="utf-8")
-    p.write_text("dataset: d.jsonl\nprompt: '{{ sentence }}'\nchoices: ['true', 'false']\n"
-                 "answer: label\n", encoding="utf-8")
+    p.write_text(
+        "dataset: d.jsonl\nprompt: '{{ sentence }}'\nchoices: ['true', 'false']\nanswer: label\n",
+        encoding="utf-8",
+    )
     with pytest.raises(DataError, match="not an index") as e:
         get_task(str(p)).load("test")
     assert e.value.field == "label"
 
 
 def test_run_config_is_the_same_as_its_flags(task_file, tiny_llama, tmp_path):
-    cfg = doc_block("run-config").replace("smollm2-135m-instruct", tiny_llama).replace(
-        "my_negation.yaml", str(task_file))
+    cfg = (
+        doc_block("run-config")
+        .replace("smollm2-135m-instruct", tiny_llama)
+        .replace("my_negation.yaml", str(task_file))
+    )
     (tmp_path / "run.yaml").write_text(cfg, encoding="utf-8")
     cache = str(tmp_path / "c.sqlite")
     a, b = tmp_path / "from-config", tmp_path / "from-flags"
-    assert main(["run", "--config", str(tmp_path / "run.yaml"), "--limit", "5", "--output", str(a),
-                 "--cache", cache]) == 0
-    assert main(["run", "--model", tiny_llama, "--tasks", f"negation-mini,{task_file}",
-                 "--modes", "cloze", "--shots", "0,1", "--seeds", "1,2", "--limit", "5",
-                 "--quiet", "--output", str(b), "--cache", cache]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--config",
+                str(tmp_path / "run.yaml"),
+                "--limit",
+                "5",
+                "--output",
+                str(a),
+                "--cache",
+                cache,
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                tiny_llama,
+                "--tasks",
+                f"negation-mini,{task_file}",
+                "--modes",
+                "cloze",
+                "--shots",
+                "0,1",
+                "--seeds",
+                "1,2",
+                "--limit",
+                "5",
+                "--quiet",
+                "--output",
+                str(b),
+                "--cache",
+                cache,
+            ]
+        )
+        == 0
+    )
     sa = {p.name: p.read_bytes() for p in (a / "samples").glob("*.jsonl")}
     sb = {p.name: p.read_bytes() for p in (b / "samples").glob("*.jsonl")}
     assert len(sa) == 6 and sa == sb
     ra, rb = (json.loads((x / "results.json").read_text()) for x in (a, b))
-    assert ra["config"] == rb["config"] and ra["config"]["limit"] == 5     # the command line won
+    assert ra["config"] == rb["config"] and ra["config"]["limit"] == 5  # the command line won
     assert rb["engine"]["computed"] == 0
 
 

@@ -1,5 +1,6 @@
 """Reading sentences and KMMLU questions, corpus statistics in the form of Table 2, and the §3.3
 KMMLU selection — the pure parts of ``negbench analyze negation``."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from negbench.analyze.ko_negation import (LEXICAL_TYPES, SYNTACTIC_TYPES, TABLE2_CLAUSES,
-                                          TYPE_NAMES, NegationHit, sentence_label)
+from negbench.analyze.ko_negation import (
+    LEXICAL_TYPES,
+    SYNTACTIC_TYPES,
+    TABLE2_CLAUSES,
+    TYPE_NAMES,
+    NegationHit,
+    sentence_label,
+)
 from negbench.errors import DataError
 from negbench.tasks.records import field, iter_jsonl, read_text
 
@@ -20,11 +27,19 @@ from negbench.tasks.records import field, iter_jsonl, read_text
 KMMLU_QUESTION = "question"
 KMMLU_OPTIONS = ("A", "B", "C", "D")
 #: The paper's Table 2 (§3.2): 3,160 negated sentences among 29,476.
-PAPER_TABLE2 = {"sentences": 29476, "negated": 3160,
-                "types": {"an-short": 795, "an-long": 1598, "mot-short": 174, "mot-long": 473,
-                          "malda": 120},
-                "clauses": {"adnominal": 1022, "adverbial": 624, "noun": 98, "quotation": 132,
-                            "subordinate": 241, "main": 1043}}
+PAPER_TABLE2 = {
+    "sentences": 29476,
+    "negated": 3160,
+    "types": {"an-short": 795, "an-long": 1598, "mot-short": 174, "mot-long": 473, "malda": 120},
+    "clauses": {
+        "adnominal": 1022,
+        "adverbial": 624,
+        "noun": 98,
+        "quotation": 132,
+        "subordinate": 241,
+        "main": 1043,
+    },
+}
 #: §3.3: negated questions the paper extracted from KMMLU (the release holds 7,154).
 PAPER_KMMLU_NEGATED = 7153
 _ASK_END = re.compile(r"[가-힣]\?(?!\?)")
@@ -52,9 +67,12 @@ def read_sentences(path: str | Path, *, json_field: str | None = None) -> Iterat
             if line.strip():
                 yield Sentence(line.strip(), str(path), n)
         return
-    for n, obj in iter_jsonl(path, missing="input file not found", missing_fix="check the path",
-                             fix=f"with --field each line must be a JSON object with a "
-                                 f"'{json_field}' string"):
+    for n, obj in iter_jsonl(
+        path,
+        missing="input file not found",
+        missing_fix="check the path",
+        fix=f"with --field each line must be a JSON object with a '{json_field}' string",
+    ):
         text = field(obj, json_field, str, path=str(path), record=f"line {n}", nonempty=False)
         yield Sentence(text, str(path), n, obj)
 
@@ -68,8 +86,11 @@ def read_kmmlu(path: str | Path) -> list[dict]:
         try:
             data = json.loads(text.lstrip("\ufeff"))
         except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                            path=str(path), fix="a JSON array of question objects, or JSON lines") from None
+            raise DataError(
+                f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+                path=str(path),
+                fix="a JSON array of question objects, or JSON lines",
+            ) from None
         rows = list(enumerate(data, 1))
         where = "item"
     else:
@@ -80,13 +101,20 @@ def read_kmmlu(path: str | Path) -> list[dict]:
     out = []
     for n, obj in rows:
         if not isinstance(obj, dict):
-            raise DataError(f"expected a question object, got {type(obj).__name__}", path=str(path),
-                            record=f"{where} {n}")
+            raise DataError(
+                f"expected a question object, got {type(obj).__name__}",
+                path=str(path),
+                record=f"{where} {n}",
+            )
         field(obj, KMMLU_QUESTION, str, path=str(path), record=f"{where} {n}")
         for opt in KMMLU_OPTIONS:
             if opt in obj and obj[opt] is not None and not isinstance(obj[opt], (str, int, float)):
-                raise DataError(f"expected text, got {type(obj[opt]).__name__}", path=str(path),
-                                record=f"{where} {n}", field=opt)
+                raise DataError(
+                    f"expected text, got {type(obj[opt]).__name__}",
+                    path=str(path),
+                    record=f"{where} {n}",
+                    field=opt,
+                )
         out.append(obj)
     return out
 
@@ -94,7 +122,10 @@ def read_kmmlu(path: str | Path) -> list[dict]:
 def kmmlu_key(rec: dict) -> tuple:
     """Identity of a KMMLU item: its question and options (the released negated questions are
     KMMLU's own; the affirmative file shares their options under rewritten questions)."""
-    return (rec[KMMLU_QUESTION], *(str(rec.get(o)) for o in KMMLU_OPTIONS if rec.get(o) is not None))
+    return (
+        rec[KMMLU_QUESTION],
+        *(str(rec.get(o)) for o in KMMLU_OPTIONS if rec.get(o) is not None),
+    )
 
 
 def kmmlu_ask(question: str) -> str:
@@ -102,7 +133,7 @@ def kmmlu_ask(question: str) -> str:
     (a source passage or a remark may follow: ``…옳지 않은 것은? 제1조 …``; a quoted English
     ``…hotel?"`` or a doubled ``??`` does not end it), the whole text when it has none."""
     m = _ASK_END.search(question)
-    return question[:m.end()] if m else question
+    return question[: m.end()] if m else question
 
 
 def kmmlu_negated(hits: Sequence[NegationHit]) -> bool:
@@ -119,8 +150,13 @@ def compare_selection(selected: Iterable[dict], reference: Iterable[dict]) -> di
     sel_k = Counter(kmmlu_key(r) for r in selected)
     both = sum((ref_k & sel_k).values())
     n_sel, n_ref = sum(sel_k.values()), sum(ref_k.values())
-    return {"selected": n_sel, "reference": n_ref, "same_item": both,
-            "selected_not_in_reference": n_sel - both, "reference_not_selected": n_ref - both}
+    return {
+        "selected": n_sel,
+        "reference": n_ref,
+        "same_item": both,
+        "selected_not_in_reference": n_sel - both,
+        "reference_not_selected": n_ref - both,
+    }
 
 
 # -- Table 2 --------------------------------------------------------------------------------------
@@ -128,7 +164,13 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[NegationHit]]) -> dict:
     """Table 2 of the paper over analysed sentences: each negated sentence is counted once, under
     the type and clause of :func:`sentence_label`; every hit is also counted (``instances``)."""
     n = 0
-    types, clauses, inst_types, inst_clauses, lexical = Counter(), Counter(), Counter(), Counter(), Counter()
+    types, clauses, inst_types, inst_clauses, lexical = (
+        Counter(),
+        Counter(),
+        Counter(),
+        Counter(),
+        Counter(),
+    )
     for hits in hits_per_sentence:
         n += 1
         lab = sentence_label(hits)
@@ -142,12 +184,18 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[NegationHit]]) -> dict:
             else:
                 lexical[h.type] += 1
     neg = sum(types.values())
-    return {"sentences": n, "negated": neg, "negated_share": neg / n if n else math.nan,
-            "types": {t: types[t] for t in SYNTACTIC_TYPES},
-            "clauses": {c: clauses[c] for c in TABLE2_CLAUSES},
-            "instances": {"types": {t: inst_types[t] for t in SYNTACTIC_TYPES},
-                          "clauses": {c: inst_clauses[c] for c in TABLE2_CLAUSES}},
-            "lexical_hits": {t: lexical[t] for t in LEXICAL_TYPES}}
+    return {
+        "sentences": n,
+        "negated": neg,
+        "negated_share": neg / n if n else math.nan,
+        "types": {t: types[t] for t in SYNTACTIC_TYPES},
+        "clauses": {c: clauses[c] for c in TABLE2_CLAUSES},
+        "instances": {
+            "types": {t: inst_types[t] for t in SYNTACTIC_TYPES},
+            "clauses": {c: inst_clauses[c] for c in TABLE2_CLAUSES},
+        },
+        "lexical_hits": {t: lexical[t] for t in LEXICAL_TYPES},
+    }
 
 
 def _pct(k: int, total: int) -> str:
@@ -158,26 +206,39 @@ def table2_markdown(stats: dict, *, title: str = "Distribution of syntactic nega
     """Table 2's two parts in Markdown, our counts beside the paper's."""
     neg = stats["negated"]
     share = f"{100 * stats['negated_share']:.1f}%" if stats["sentences"] else "–"
-    lines = [f"### {title}", "",
-             f"{stats['sentences']:,} sentences, {neg:,} with syntactic negation ({share}); "
-             f"paper: {PAPER_TABLE2['sentences']:,} / {PAPER_TABLE2['negated']:,} "
-             f"({100 * PAPER_TABLE2['negated'] / PAPER_TABLE2['sentences']:.1f}%).", ""]
-    for part, keys, names in (("types", SYNTACTIC_TYPES, TYPE_NAMES),
-                              ("clauses", TABLE2_CLAUSES, None)):
+    lines = [
+        f"### {title}",
+        "",
+        f"{stats['sentences']:,} sentences, {neg:,} with syntactic negation ({share}); "
+        f"paper: {PAPER_TABLE2['sentences']:,} / {PAPER_TABLE2['negated']:,} "
+        f"({100 * PAPER_TABLE2['negated'] / PAPER_TABLE2['sentences']:.1f}%).",
+        "",
+    ]
+    for part, keys, names in (
+        ("types", SYNTACTIC_TYPES, TYPE_NAMES),
+        ("clauses", TABLE2_CLAUSES, None),
+    ):
         head = [names[k] if names else f"{k} clause" for k in keys]
-        lines += ["| | " + " | ".join(head) + " | Total |",
-                  "|---|" + "---:|" * (len(keys) + 1),
-                  "| this corpus | " + " | ".join(_pct(stats[part][k], neg) for k in keys)
-                  + f" | {_pct(neg, neg)} |",
-                  "| this corpus, every hit | "
-                  + " | ".join(f"{stats['instances'][part][k]:,}" for k in keys)
-                  + f" | {sum(stats['instances'][part].values()):,} |",
-                  "| paper (Table 2) | "
-                  + " | ".join(_pct(PAPER_TABLE2[part][k], PAPER_TABLE2['negated']) for k in keys)
-                  + f" | {PAPER_TABLE2['negated']:,} (100%) |", ""]
+        lines += [
+            "| | " + " | ".join(head) + " | Total |",
+            "|---|" + "---:|" * (len(keys) + 1),
+            "| this corpus | "
+            + " | ".join(_pct(stats[part][k], neg) for k in keys)
+            + f" | {_pct(neg, neg)} |",
+            "| this corpus, every hit | "
+            + " | ".join(f"{stats['instances'][part][k]:,}" for k in keys)
+            + f" | {sum(stats['instances'][part].values()):,} |",
+            "| paper (Table 2) | "
+            + " | ".join(_pct(PAPER_TABLE2[part][k], PAPER_TABLE2["negated"]) for k in keys)
+            + f" | {PAPER_TABLE2['negated']:,} (100%) |",
+            "",
+        ]
     lex = stats.get("lexical_hits") or {}
     if any(lex.values()):
-        lines.append("Lexical negation, not in Table 2: "
-                     + ", ".join(f"{TYPE_NAMES[t]} {v:,}" for t, v in lex.items()) + ".")
+        lines.append(
+            "Lexical negation, not in Table 2: "
+            + ", ".join(f"{TYPE_NAMES[t]} {v:,}" for t, v in lex.items())
+            + "."
+        )
         lines.append("")
     return "\n".join(lines)

@@ -40,6 +40,7 @@ Per hit:
   not decided: it needs scope, and the notadataset release itself simply labels every
   non-verbal sentence ``subclausal``.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,27 +52,76 @@ from typing import Any, Iterable, Iterator, Sequence
 KINDS = ("verbal", "non_verbal")
 FORMS = ("analytic", "synthetic")
 CLAUSES = ("main", "subordinate", "nonfinite")
-SYNTHETIC = frozenset({"never", "nobody", "nothing", "none", "nowhere", "neither", "nor",
-                       "without", "no one", "neither…nor"})
-CUES = frozenset({"not", "n't", "no", "never", "nobody", "nothing", "none", "nowhere", "neither",
-                  "nor", "without"})
+SYNTHETIC = frozenset(
+    {
+        "never",
+        "nobody",
+        "nothing",
+        "none",
+        "nowhere",
+        "neither",
+        "nor",
+        "without",
+        "no one",
+        "neither…nor",
+    }
+)
+CUES = frozenset(
+    {
+        "not",
+        "n't",
+        "no",
+        "never",
+        "nobody",
+        "nothing",
+        "none",
+        "nowhere",
+        "neither",
+        "nor",
+        "without",
+    }
+)
 #: Auxiliaries, modals and copula forms after which ``not`` is verbal negation (``ca``/``wo``/
 #: ``sha`` are the stems of ``can't`` / ``won't`` / ``shan't``).
-AUXILIARIES = frozenset("""am is are was were be been being 's 're 'm do does did have has had 've
-    'd can could may might must shall should will would 'll ought need dare ca wo sha""".split())
-SUBORDINATORS = frozenset("""that which who whom whose because although though if unless when
-    whenever while whereas since until till whether where wherever once lest""".split())
-_TOKEN = re.compile(r"[A-Za-z]+(?=n't\b)|n't\b|'[A-Za-z]+\b|[A-Za-z]+|\d+(?:[.,]\d+)*|[^\sA-Za-z\d]",
-                    re.IGNORECASE)
-_BREAK = frozenset(",;:()—–\"“”")
+AUXILIARIES = frozenset(
+    """am is are was were be been being 's 're 'm do does did have has had 've
+    'd can could may might must shall should will would 'll ought need dare ca wo sha""".split()
+)
+SUBORDINATORS = frozenset(
+    """that which who whom whose because although though if unless when
+    whenever while whereas since until till whether where wherever once lest""".split()
+)
+_TOKEN = re.compile(
+    r"[A-Za-z]+(?=n't\b)|n't\b|'[A-Za-z]+\b|[A-Za-z]+|\d+(?:[.,]\d+)*|[^\sA-Za-z\d]", re.IGNORECASE
+)
+_BREAK = frozenset(',;:()—–"“”')
 #: Relative pronouns whose clause may close before the cue (``A person who sings is not …``).
 SUBJECT_RELATIVES = frozenset({"who", "which", "that"})
 #: Words after which a relative pronoun is not the subject of its clause (``that the man …``).
-_NOT_A_VERB = frozenset("""the a an this these those his her its their our my your some any no
-    every each all he she it they we i you one someone something anyone anything""".split())
-_ADVERBS = frozenset({"also", "really", "just", "simply", "still", "certainly", "probably",
-                      "surely", "often", "always", "usually", "normally", "commonly", "not",
-                      "never", "n't"})
+_NOT_A_VERB = frozenset(
+    """the a an this these those his her its their our my your some any no
+    every each all he she it they we i you one someone something anyone anything""".split()
+)
+_ADVERBS = frozenset(
+    {
+        "also",
+        "really",
+        "just",
+        "simply",
+        "still",
+        "certainly",
+        "probably",
+        "surely",
+        "often",
+        "always",
+        "usually",
+        "normally",
+        "commonly",
+        "not",
+        "never",
+        "n't",
+    }
+)
 
 
 def _relative_closed(toks: Sequence[_Tok], k: int, i: int) -> bool:
@@ -81,27 +131,29 @@ def _relative_closed(toks: Sequence[_Tok], k: int, i: int) -> bool:
     relatives and complement clauses (``that the man does not …``) never close here."""
     if k + 1 >= i or toks[k + 1].low in _NOT_A_VERB or not toks[k + 1].low[:1].isalpha():
         return False
-    j = k + 1                  # the relative's verb group: a lexical verb alone, or auxiliaries
-    if toks[j].low in AUXILIARIES:                  # (and adverbs) up to one participle
+    j = k + 1  # the relative's verb group: a lexical verb alone, or auxiliaries
+    if toks[j].low in AUXILIARIES:  # (and adverbs) up to one participle
         while j + 1 < i and (toks[j + 1].low in AUXILIARIES or toks[j + 1].low in _ADVERBS):
             j += 1
         if j + 1 < i and toks[j + 1].low.endswith(("ed", "en", "ing")):
             j += 1
-    return any(toks[m].low in AUXILIARIES and toks[m - 1].low not in {"and", "or", "but"}
-               for m in range(j + 1, i + 1))     # "that is closed and does not …" stays inside
+    return any(
+        toks[m].low in AUXILIARIES and toks[m - 1].low not in {"and", "or", "but"}
+        for m in range(j + 1, i + 1)
+    )  # "that is closed and does not …" stays inside
 
 
 @dataclass(frozen=True)
 class EnNegationHit:
     """One negation cue: what it is, where it is (character offsets) and how it negates."""
 
-    cue: str            # normalised cue: "not", "n't", "never", "no one", "neither…nor" …
+    cue: str  # normalised cue: "not", "n't", "never", "no one", "neither…nor" …
     start: int
     end: int
-    text: str           # the cue as written ("neither … nor" spans both words)
-    kind: str           # verbal | non_verbal
-    form: str           # analytic | synthetic
-    clause: str         # main | subordinate | nonfinite
+    text: str  # the cue as written ("neither … nor" spans both words)
+    kind: str  # verbal | non_verbal
+    form: str  # analytic | synthetic
+    clause: str  # main | subordinate | nonfinite
 
     @property
     def type(self) -> str:
@@ -128,7 +180,7 @@ class _Tok:
 def tokens(sentence: str) -> list[_Tok]:
     """Words (contractions split as ``do`` + ``n't``, ``it`` + ``'s``), numbers, punctuation."""
     out = []
-    for m in _TOKEN.finditer(sentence.replace("’", "'")):     # same length: offsets hold
+    for m in _TOKEN.finditer(sentence.replace("’", "'")):  # same length: offsets hold
         t = m.group(0)
         out.append(_Tok(t, t.lower(), m.start(), m.end()))
     return out
@@ -161,12 +213,24 @@ class EnNegationDetector:
                     skip.add(j)
             after_aux = self._after_aux(toks, i)
             nonfinite = cue in {"not", "never"} and not after_aux and self._nonfinite_next(toks, i)
-            kind = "verbal" if cue == "n't" or (cue == "not" and (after_aux or nonfinite)) \
+            kind = (
+                "verbal"
+                if cue == "n't" or (cue == "not" and (after_aux or nonfinite))
                 else "non_verbal"
+            )
             form = "synthetic" if cue in SYNTHETIC else "analytic"
             clause = "nonfinite" if nonfinite else self._clause(toks, i)
-            hits.append(EnNegationHit(cue, t.start, toks[end_tok].end,
-                                      sentence[t.start:toks[end_tok].end], kind, form, clause))
+            hits.append(
+                EnNegationHit(
+                    cue,
+                    t.start,
+                    toks[end_tok].end,
+                    sentence[t.start : toks[end_tok].end],
+                    kind,
+                    form,
+                    clause,
+                )
+            )
         return hits
 
     def detect_many(self, sentences: Iterable[str]) -> Iterator[list[EnNegationHit]]:
@@ -182,13 +246,16 @@ class EnNegationDetector:
         if w not in CUES:
             return None
         if w == "not":
-            if nxt == "only" or (nxt == "to" and i + 2 < len(toks) and toks[i + 2].low == "mention"):
+            if nxt == "only" or (
+                nxt == "to" and i + 2 < len(toks) and toks[i + 2].low == "mention"
+            ):
                 return None
             return "not"
         if w == "no":
-            if nxt in {",", "!", "?", "-"} or (nxt == "." and (i + 2 >= len(toks)
-                                                             or toks[i + 2].low[:1].isdigit())):
-                return None                            # interjection, or "No. 5"
+            if nxt in {",", "!", "?", "-"} or (
+                nxt == "." and (i + 2 >= len(toks) or toks[i + 2].low[:1].isdigit())
+            ):
+                return None  # interjection, or "No. 5"
             if nxt == "one":
                 return "no one"
         return w
@@ -196,9 +263,20 @@ class EnNegationDetector:
     @staticmethod
     def _after_aux(toks: Sequence[_Tok], i: int) -> bool:
         j = i - 1
-        if j >= 0 and toks[j].low in {"also", "really", "just", "simply", "still", "certainly",
-                                      "probably", "surely", "often", "always", "usually"}:
-            j -= 1                                     # "is really not", "does often not"
+        if j >= 0 and toks[j].low in {
+            "also",
+            "really",
+            "just",
+            "simply",
+            "still",
+            "certainly",
+            "probably",
+            "surely",
+            "often",
+            "always",
+            "usually",
+        }:
+            j -= 1  # "is really not", "does often not"
         return j >= 0 and (toks[j].low in AUXILIARIES or toks[i].low == "cannot")
 
     @staticmethod
@@ -211,17 +289,17 @@ class EnNegationDetector:
         depth = 0
         for k in range(i - 1, -1, -1):
             t = toks[k]
-            if t.low == ")":            # pass over a closed parenthesis
+            if t.low == ")":  # pass over a closed parenthesis
                 depth += 1
                 continue
             if t.low == "(":
-                if depth == 0:          # inside one: a parenthetical, not the main clause
+                if depth == 0:  # inside one: a parenthetical, not the main clause
                     return "subordinate"
                 depth -= 1
                 continue
             if depth:
                 continue
-            if t.low in _BREAK:         # a comma closes a fronted subordinate clause
+            if t.low in _BREAK:  # a comma closes a fronted subordinate clause
                 break
             if t.low in SUBORDINATORS:
                 if t.low in SUBJECT_RELATIVES and _relative_closed(toks, k, i):
@@ -256,10 +334,15 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[EnNegationHit]]) -> dict:
             clauses[lab.clause] += 1
         cues.update(h.cue for h in hits)
     neg = sum(kinds.values())
-    return {"sentences": n, "negated": neg, "negated_share": neg / n if n else math.nan,
-            "kinds": {k: kinds[k] for k in KINDS}, "forms": {k: forms[k] for k in FORMS},
-            "clauses": {k: clauses[k] for k in CLAUSES},
-            "cues": dict(sorted(cues.items(), key=lambda kv: (-kv[1], kv[0])))}
+    return {
+        "sentences": n,
+        "negated": neg,
+        "negated_share": neg / n if n else math.nan,
+        "kinds": {k: kinds[k] for k in KINDS},
+        "forms": {k: forms[k] for k in FORMS},
+        "clauses": {k: clauses[k] for k in CLAUSES},
+        "cues": dict(sorted(cues.items(), key=lambda kv: (-kv[1], kv[0]))),
+    }
 
 
 def stats_markdown(stats: dict, *, title: str = "Negation in English sentences") -> str:
@@ -269,15 +352,24 @@ def stats_markdown(stats: dict, *, title: str = "Negation in English sentences")
         return f"{k:,} ({100 * k / neg:.2f}%)" if neg else f"{k:,} (–)"
 
     share = f"{100 * stats['negated_share']:.1f}%" if stats["sentences"] else "–"
-    lines = [f"### {title}", "",
-             f"{stats['sentences']:,} sentences, {neg:,} with negation ({share}); each negated "
-             "sentence counted once, under its first main-clause cue.", ""]
+    lines = [
+        f"### {title}",
+        "",
+        f"{stats['sentences']:,} sentences, {neg:,} with negation ({share}); each negated "
+        "sentence counted once, under its first main-clause cue.",
+        "",
+    ]
     for part in ("kinds", "forms", "clauses"):
         keys = list(stats[part])
-        lines += ["| | " + " | ".join(keys) + " | Total |", "|---|" + "---:|" * (len(keys) + 1),
-                  "| sentences | " + " | ".join(pct(stats[part][k]) for k in keys)
-                  + f" | {neg:,} |", ""]
+        lines += [
+            "| | " + " | ".join(keys) + " | Total |",
+            "|---|" + "---:|" * (len(keys) + 1),
+            "| sentences | " + " | ".join(pct(stats[part][k]) for k in keys) + f" | {neg:,} |",
+            "",
+        ]
     if stats["cues"]:
-        lines += ["Every cue: " + ", ".join(f"{c} {v:,}" for c, v in stats["cues"].items()) + ".",
-                  ""]
+        lines += [
+            "Every cue: " + ", ".join(f"{c} {v:,}" for c, v in stats["cues"].items()) + ".",
+            "",
+        ]
     return "\n".join(lines)

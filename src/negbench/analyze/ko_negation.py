@@ -42,6 +42,7 @@ negated (standard negation by De Morgan negates all) they are all ``main``.  Tab
 column: :func:`table2_clause` folds ``coordinated`` into ``main``.  Every place where the paper
 is silent and what we chose is listed in docs/analyze.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -61,13 +62,26 @@ CLAUSES = ("main", "adnominal", "adverbial", "noun", "quotation", "subordinate",
 #: Clause columns of Table 2 (lower part) in its order.
 TABLE2_CLAUSES = ("adnominal", "adverbial", "noun", "quotation", "subordinate", "main")
 #: The paper's names (Table 2).
-TYPE_NAMES = {"an-short": "안 short-form", "an-long": "안 long-form", "mot-short": "못 short-form",
-              "mot-long": "못 long-form", "malda": "말다", "anida": "아니다 (lexical)",
-              "prefix": "negative prefix (lexical)"}
+TYPE_NAMES = {
+    "an-short": "안 short-form",
+    "an-long": "안 long-form",
+    "mot-short": "못 short-form",
+    "mot-long": "못 long-form",
+    "malda": "말다",
+    "anida": "아니다 (lexical)",
+    "prefix": "negative prefix (lexical)",
+}
 #: Type labels of the release's ``sn_절*`` / ``ln_절*`` fields → ours (``어휘적`` = lexical antonym,
 #: which no rule here can see).
-RELEASE_TYPES = {"안 단형": "an-short", "안 장형": "an-long", "못 단형": "mot-short",
-                 "못 장형": "mot-long", "말다": "malda", "아니다": "anida", "어휘적": "antonym"}
+RELEASE_TYPES = {
+    "안 단형": "an-short",
+    "안 장형": "an-long",
+    "못 단형": "mot-short",
+    "못 장형": "mot-long",
+    "말다": "malda",
+    "아니다": "anida",
+    "어휘적": "antonym",
+}
 
 _PRED = {"VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA"}
 _STEM_NOUN = {"NNG", "NNP", "XR", "SL", "SH", "NR", "SN"}
@@ -75,11 +89,42 @@ _NEG_PREFIX = {"부", "불", "비", "미", "무", "몰"}
 _QUOTE_EC = ("다고", "라고", "냐고", "자고", "다며", "라며", "다면서", "라면서", "냐며")
 _QUOTE_ETM = ("다는", "라는", "냐는", "자는")
 _COORD_EC = {"고", "며", "으며", "지만", "나", "으나", "거나", "든지", "든가", "되", "으되"}
-_ADVERB_EC = {"게", "도록", "듯이", "듯", "게끔", "다시피", "어", "아", "여", "어서", "아서", "여서",
-              "면서", "으면서"}
+_ADVERB_EC = {
+    "게",
+    "도록",
+    "듯이",
+    "듯",
+    "게끔",
+    "다시피",
+    "어",
+    "아",
+    "여",
+    "어서",
+    "아서",
+    "여서",
+    "면서",
+    "으면서",
+}
 #: Dependent nouns of periphrastic predicates: ``-ㄹ 것이다``, ``-ㄹ 수 없다``, ``-ㄴ 적이 있다`` …
-_PERIPH_NOUN = {"것", "수", "적", "줄", "터", "뻔", "법", "리", "모양", "셈", "척", "체", "양",
-                "따름", "뿐", "듯", "만"}
+_PERIPH_NOUN = {
+    "것",
+    "수",
+    "적",
+    "줄",
+    "터",
+    "뻔",
+    "법",
+    "리",
+    "모양",
+    "셈",
+    "척",
+    "체",
+    "양",
+    "따름",
+    "뿐",
+    "듯",
+    "만",
+}
 _PERIPH_PRED = {"이", "있", "없", "같", "하", "되", "아니"}
 _PARTICLE = {"JX", "JKS", "JKC", "JKO"}
 _OPEN, _CLOSE = set("([{（［｛〔"), set(")]}）］｝〕")
@@ -134,6 +179,7 @@ class _Tok:
 @lru_cache(maxsize=1)
 def _kiwi():
     from negbench.errors import require
+
     kiwipiepy = require("kiwipiepy")
     return kiwipiepy.Kiwi()
 
@@ -141,6 +187,7 @@ def _kiwi():
 def analyser_version() -> str:
     """Which Kiwi did the analysis (recorded with every statistics file)."""
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         return f"kiwipiepy {version('kiwipiepy')} (model {version('kiwipiepy_model')})"
     except PackageNotFoundError:  # pragma: no cover - depends on the environment
@@ -174,8 +221,10 @@ class KoNegationDetector:
         batch: list[str] = []
         for s in sentences:
             if not isinstance(s, str):
-                raise NegbenchError(f"expected a sentence as text, got {type(s).__name__} {s!r:.60}",
-                                    fix="pass str sentences")
+                raise NegbenchError(
+                    f"expected a sentence as text, got {type(s).__name__} {s!r:.60}",
+                    fix="pass str sentences",
+                )
             batch.append(s)
             if len(batch) == 256:
                 yield from self._batch(batch)
@@ -206,8 +255,13 @@ def _long_aux(toks: Sequence[_Tok], i: int) -> tuple[str, int, int] | None:
         return "an-long", j, j
     if t.form == "못하" and t.tag in ("VX", "VV", "VA"):
         return "mot-long", j, j
-    if (t.form == "못" and t.tag == "MAG" and j + 1 < len(toks) and toks[j + 1].form == "하"
-            and toks[j + 1].tag in ("XSV", "VV", "VX")):
+    if (
+        t.form == "못"
+        and t.tag == "MAG"
+        and j + 1 < len(toks)
+        and toks[j + 1].form == "하"
+        and toks[j + 1].tag in ("XSV", "VV", "VX")
+    ):
         return "mot-long", j, j + 1
     if t.form == "말" and t.tag in ("VX", "VV"):
         return "malda", j, j
@@ -215,7 +269,9 @@ def _long_aux(toks: Sequence[_Tok], i: int) -> tuple[str, int, int] | None:
 
 
 def _is_long_ji(toks: Sequence[_Tok], i: int) -> bool:
-    return toks[i].form == "지" and toks[i].tag == "EC" and i > 0 and toks[i - 1].tag in _PRED | {"EP"}
+    return (
+        toks[i].form == "지" and toks[i].tag == "EC" and i > 0 and toks[i - 1].tag in _PRED | {"EP"}
+    )
 
 
 def _stem_start(toks: Sequence[_Tok], k: int) -> int:
@@ -223,7 +279,12 @@ def _stem_start(toks: Sequence[_Tok], k: int) -> int:
     (a ``noun + 하다`` predicate starts at its noun, a prefixed one at its prefix)."""
     while k > 0 and toks[k].tag in ("EP", "XSV", "XSA") and toks[k - 1].end >= toks[k].start:
         k -= 1
-    if k > 0 and toks[k].tag in _STEM_NOUN and toks[k - 1].tag == "XPN" and toks[k - 1].end == toks[k].start:
+    if (
+        k > 0
+        and toks[k].tag in _STEM_NOUN
+        and toks[k - 1].tag == "XPN"
+        and toks[k - 1].end == toks[k].start
+    ):
         k -= 1
     return k
 
@@ -233,10 +294,16 @@ def _short_pred_end(toks: Sequence[_Tok], j: int) -> int | None:
     n = len(toks)
     if j >= n:
         return None
-    if toks[j].tag in ("VV", "VA", "VX") or (toks[j].form == "하" and toks[j].tag in ("XSV", "XSA")):
-        k = j                                   # 못했다 may come out as 못 + 하/XSV
-    elif (toks[j].tag in _STEM_NOUN and j + 1 < n and toks[j + 1].tag in ("XSV", "XSA")
-          and toks[j + 1].start <= toks[j].end):
+    if toks[j].tag in ("VV", "VA", "VX") or (
+        toks[j].form == "하" and toks[j].tag in ("XSV", "XSA")
+    ):
+        k = j  # 못했다 may come out as 못 + 하/XSV
+    elif (
+        toks[j].tag in _STEM_NOUN
+        and j + 1 < n
+        and toks[j + 1].tag in ("XSV", "XSA")
+        and toks[j + 1].start <= toks[j].end
+    ):
         k = j + 1
     else:
         return None
@@ -263,7 +330,9 @@ def _clause(toks: Sequence[_Tok], k: int) -> tuple[str, int | None]:
         t = toks[k]
         if t.tag == "EF":
             nxt = _next_word(toks, k + 1, {"SSC", "SS", "SSO", "SE"})
-            if nxt < n and (toks[nxt].tag == "JKQ" or (toks[nxt].tag == "EC" and toks[nxt].form == "고")):
+            if nxt < n and (
+                toks[nxt].tag == "JKQ" or (toks[nxt].tag == "EC" and toks[nxt].form == "고")
+            ):
                 return "quotation", k
             return "main", k
         if t.tag == "ETN":
@@ -305,7 +374,11 @@ def _periphrastic(toks: Sequence[_Tok], k: int) -> int | None:
     j += 1
     while j < n and toks[j].tag in _PARTICLE and j <= k + 3:
         j += 1
-    if j < n and toks[j].form in _PERIPH_PRED and toks[j].tag in ("VCP", "VA", "VV", "VX", "XSV", "XSA", "VCN"):
+    if (
+        j < n
+        and toks[j].form in _PERIPH_PRED
+        and toks[j].tag in ("VCP", "VA", "VV", "VX", "XSV", "XSA", "VCN")
+    ):
         return j + 1
     return None
 
@@ -333,18 +406,32 @@ def _continuation(toks: Sequence[_Tok], k: int) -> int | None:
     return None
 
 
-def _hit(sentence: str, toks: Sequence[_Tok], typ: str, marker: int, first: int,
-         pred: tuple[int, int], after: int) -> tuple[NegationHit, int | None]:
+def _hit(
+    sentence: str,
+    toks: Sequence[_Tok],
+    typ: str,
+    marker: int,
+    first: int,
+    pred: tuple[int, int],
+    after: int,
+) -> tuple[NegationHit, int | None]:
     """``first``: where the span starts; ``pred``: the negated predicate's stem morphemes;
     ``after``: the first morpheme after the negation (where the clause type is read)."""
     clause, end_idx = _clause(toks, after)
     stop = end_idx if end_idx is not None else after - 1
     start, end = toks[first].start, toks[min(stop, len(toks) - 1)].end
-    stem = "".join(t.form for t in toks[pred[0]:pred[1] + 1] if t.tag != "EP")
-    return NegationHit(type=typ, marker=toks[marker].form, start=start, end=end,
-                       text=sentence[start:end], predicate=stem + "다",
-                       ending=toks[end_idx].form if end_idx is not None else None,
-                       clause=clause, final=_final(toks, stop)), end_idx
+    stem = "".join(t.form for t in toks[pred[0] : pred[1] + 1] if t.tag != "EP")
+    return NegationHit(
+        type=typ,
+        marker=toks[marker].form,
+        start=start,
+        end=end,
+        text=sentence[start:end],
+        predicate=stem + "다",
+        ending=toks[end_idx].form if end_idx is not None else None,
+        clause=clause,
+        final=_final(toks, stop),
+    ), end_idx
 
 
 def _final(toks: Sequence[_Tok], k: int) -> bool:
@@ -355,8 +442,9 @@ def _final(toks: Sequence[_Tok], k: int) -> bool:
         depth[i + 1] = max(0, depth[i] + (t.form in _OPEN) - (t.form in _CLOSE))
     if depth[k + 1] > 0:
         return False
-    return not any(t.tag in _PRED and t.tag != "VCP" and depth[i + 1] == 0
-                   for i, t in enumerate(toks) if i > k)
+    return not any(
+        t.tag in _PRED and t.tag != "VCP" and depth[i + 1] == 0 for i, t in enumerate(toks) if i > k
+    )
 
 
 def _hangul_before(sentence: str, pos: int) -> bool:
@@ -364,7 +452,9 @@ def _hangul_before(sentence: str, pos: int) -> bool:
     return pos > 0 and "\uac00" <= sentence[pos - 1] <= "\ud7a3"
 
 
-def detect_tokens(sentence: str, toks: Sequence[_Tok], *, lexical: bool = False) -> list[NegationHit]:
+def detect_tokens(
+    sentence: str, toks: Sequence[_Tok], *, lexical: bool = False
+) -> list[NegationHit]:
     """The negations in one analysed sentence (see the module docstring for the rules)."""
     found: list[tuple[NegationHit, int | None]] = []
     used_mag: set[int] = set()
@@ -377,8 +467,12 @@ def detect_tokens(sentence: str, toks: Sequence[_Tok], *, lexical: bool = False)
                     used_mag.add(m)
                 first = _stem_start(toks, i - 1)
                 found.append(_hit(sentence, toks, typ, m, first, (first, i - 1), last + 1))
-        elif (t.tag == "MAG" and t.form in ("안", "못") and i not in used_mag
-              and not _hangul_before(sentence, t.start)):
+        elif (
+            t.tag == "MAG"
+            and t.form in ("안", "못")
+            and i not in used_mag
+            and not _hangul_before(sentence, t.start)
+        ):
             k = _short_pred_end(toks, i + 1)
             if k is not None:
                 typ = "an-short" if t.form == "안" else "mot-short"
@@ -386,15 +480,23 @@ def detect_tokens(sentence: str, toks: Sequence[_Tok], *, lexical: bool = False)
         elif lexical and t.tag == "VCN" and t.form == "아니":
             first = i - 1 if i > 0 and toks[i - 1].tag in ("JKC", "JKS") else i
             found.append(_hit(sentence, toks, "anida", i, first, (i, i), i + 1))
-        elif (lexical and t.tag == "XPN" and t.form in _NEG_PREFIX and i + 2 < len(toks)
-              and toks[i + 1].tag in ("NNG", "XR") and toks[i + 2].tag in ("XSA", "XSV")
-              and toks[i + 1].start == t.end):
+        elif (
+            lexical
+            and t.tag == "XPN"
+            and t.form in _NEG_PREFIX
+            and i + 2 < len(toks)
+            and toks[i + 1].tag in ("NNG", "XR")
+            and toks[i + 2].tag in ("XSA", "XSV")
+            and toks[i + 1].start == t.end
+        ):
             found.append(_hit(sentence, toks, "prefix", i, i, (i, i + 2), i + 3))
     found.sort(key=lambda h: (h[0].start, h[0].end))
     return _coordination(toks, found)
 
 
-def _coordination(toks: Sequence[_Tok], found: list[tuple[NegationHit, int | None]]) -> list[NegationHit]:
+def _coordination(
+    toks: Sequence[_Tok], found: list[tuple[NegationHit, int | None]]
+) -> list[NegationHit]:
     """Relabel main-clause hits: ``coordinated`` when exactly one of several main clauses is
     negated, ``main`` when all are or two or more are (standard negation negates every one, by De
     Morgan, but one of them may be negated lexically — 없다, an antonym — which no rule here sees,
@@ -405,9 +507,14 @@ def _coordination(toks: Sequence[_Tok], found: list[tuple[NegationHit, int | Non
     final = last_ef if last_ef is not None else -1
     mains = {final}
     for i, t in enumerate(toks):
-        if (t.tag == "EC" and t.form in _COORD_EC and 0 < i < len(toks) - 1
-                and (last_ef is None or i < last_ef) and toks[i - 1].tag in _PRED | {"EP"}
-                and _continuation(toks, i) is None):
+        if (
+            t.tag == "EC"
+            and t.form in _COORD_EC
+            and 0 < i < len(toks) - 1
+            and (last_ef is None or i < last_ef)
+            and toks[i - 1].tag in _PRED | {"EP"}
+            and _continuation(toks, i) is None
+        ):
             mains.add(i)
     negated = set()
     for h, idx in found:

@@ -8,6 +8,7 @@ every stop string is also applied to the text afterwards (lm-eval's post-process
 ``"\\n"`` stops work, at the cost of generating past them.  Key: ``ANTHROPIC_API_KEY`` (or
 ``--api-key-env``), never written anywhere.  Same transport guarantees as the OpenAI backend.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,10 +16,22 @@ import json
 import logging
 from typing import Any
 
-from negbench.backends.api_common import (ApiError, Fatal, Malformed, Retryable, Transport,
-                                          TransportConfig, Usage, api_key_from_env, apply_stops,
-                                          chat_marker, check_url, parse_retry_after,
-                                          prompt_messages, scrub)
+from negbench.backends.api_common import (
+    ApiError,
+    Fatal,
+    Malformed,
+    Retryable,
+    Transport,
+    TransportConfig,
+    Usage,
+    api_key_from_env,
+    apply_stops,
+    chat_marker,
+    check_url,
+    parse_retry_after,
+    prompt_messages,
+    scrub,
+)
 from negbench.backends.base import RequestJob
 from negbench.core.requests import GenerationRequest, GenerationResponse
 
@@ -30,8 +43,12 @@ def request_kwargs(model: str, req: GenerationRequest) -> dict:
     msgs = prompt_messages(req.context)
     system = "\n\n".join(m["content"] for m in msgs if m["role"] == "system")
     turns = [{"role": m["role"], "content": m["content"]} for m in msgs if m["role"] != "system"]
-    kw: dict[str, Any] = {"model": model, "max_tokens": req.max_tokens, "messages": turns,
-                          "temperature": 0.0}
+    kw: dict[str, Any] = {
+        "model": model,
+        "max_tokens": req.max_tokens,
+        "messages": turns,
+        "temperature": 0.0,
+    }
     if system:
         kw["system"] = system
     stops = [s for s in req.stop if s and s.strip()]
@@ -71,9 +88,14 @@ def parse_message(body: Any, stop) -> GenerationResponse:
 
 def answer_meta(body: dict) -> dict:
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return {"served_model": body.get("model"), "system_fingerprint": None,
-            "usage": {"prompt_tokens": usage.get("input_tokens"),
-                      "completion_tokens": usage.get("output_tokens")}}
+    return {
+        "served_model": body.get("model"),
+        "system_fingerprint": None,
+        "usage": {
+            "prompt_tokens": usage.get("input_tokens"),
+            "completion_tokens": usage.get("output_tokens"),
+        },
+    }
 
 
 def classify(exc: BaseException, anthropic, secrets) -> Exception:
@@ -87,9 +109,11 @@ def classify(exc: BaseException, anthropic, secrets) -> Exception:
         status = exc.status_code
         msg = scrub(str(exc), secrets)[:300]
         if status in (408, 409, 429) or status >= 500:
-            return Retryable(f"HTTP {status}: {msg}",
-                             parse_retry_after(getattr(exc.response, "headers", None)),
-                             kind="429" if status == 429 else ("5xx" if status >= 500 else str(status)))
+            return Retryable(
+                f"HTTP {status}: {msg}",
+                parse_retry_after(getattr(exc.response, "headers", None)),
+                kind="429" if status == 429 else ("5xx" if status >= 500 else str(status)),
+            )
         return Fatal(f"HTTP {status}: {msg}")
     if isinstance(exc, anthropic.APIError):
         return Malformed(scrub(str(exc), secrets)[:300])
@@ -99,31 +123,47 @@ def classify(exc: BaseException, anthropic, secrets) -> Exception:
 class AnthropicBackend:
     level = "request"
     tokenizes = False
-    max_length = 10**9                   # the API truncates nothing; it refuses too-long prompts
+    max_length = 10**9  # the API truncates nothing; it refuses too-long prompts
 
-    def __init__(self, spec: str, *, api_key_env: str | None = None,
-                 transport: TransportConfig | None = None, base_url: str | None = None):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        api_key_env: str | None = None,
+        transport: TransportConfig | None = None,
+        base_url: str | None = None,
+    ):
         try:
             import anthropic
         except ModuleNotFoundError:
-            raise ApiError("the Anthropic backend needs the Python package 'anthropic'",
-                           fix="pip install 'negbench[api]'") from None
+            raise ApiError(
+                "the Anthropic backend needs the Python package 'anthropic'",
+                fix="pip install 'negbench[api]'",
+            ) from None
         self.anthropic = anthropic
         for name in ("httpx", "httpx2", "anthropic"):
             logging.getLogger(name).setLevel(logging.WARNING)
         self.spec = spec
         self.model = spec.split(":", 1)[1]
         if not self.model:
-            raise ApiError("no model name after 'anthropic:'", where="--model",
-                           fix="e.g. --model anthropic:claude-3-5-haiku-20241022")
+            raise ApiError(
+                "no model name after 'anthropic:'",
+                where="--model",
+                fix="e.g. --model anthropic:claude-3-5-haiku-20241022",
+            )
         self.name = "anthropic"
         key = api_key_from_env(api_key_env or "ANTHROPIC_API_KEY", required=True, spec=spec)
         self._secrets = [key]
         self.cfg = transport or TransportConfig()
-        self.client = anthropic.Anthropic(api_key=key, max_retries=0, timeout=self.cfg.timeout,
-                                          base_url=check_url(base_url) if base_url else None)
-        self.transport = Transport(self.cfg, lambda: f"the Anthropic API (model {self.model})",
-                                   self._secrets)
+        self.client = anthropic.Anthropic(
+            api_key=key,
+            max_retries=0,
+            timeout=self.cfg.timeout,
+            base_url=check_url(base_url) if base_url else None,
+        )
+        self.transport = Transport(
+            self.cfg, lambda: f"the Anthropic API (model {self.model})", self._secrets
+        )
         self.usage = Usage(self.model)
         fp = {"backend": "anthropic", "api": API_NUMERICS, "model": self.model}
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
@@ -132,13 +172,15 @@ class AnthropicBackend:
     def check_kinds(self, kinds: set[str]) -> None:
         scored = sorted(k for k in kinds if k != "generate")
         if scored:
-            raise ApiError(f"the Anthropic API returns no log-probabilities, so the "
-                           f"{'/'.join(scored)} modes cannot be scored with {self.spec}",
-                           where="--model / --modes",
-                           fix="use a generation mode (see 'negbench tasks': modes of kind "
-                               "'generate'), e.g. --modes generate")
+            raise ApiError(
+                f"the Anthropic API returns no log-probabilities, so the "
+                f"{'/'.join(scored)} modes cannot be scored with {self.spec}",
+                where="--model / --modes",
+                fix="use a generation mode (see 'negbench tasks': modes of kind "
+                "'generate'), e.g. --modes generate",
+            )
 
-    has_chat_template = True          # the Messages API takes chat messages only
+    has_chat_template = True  # the Messages API takes chat messages only
 
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         return chat_marker(messages)
@@ -157,6 +199,7 @@ class AnthropicBackend:
             except ValueError:
                 raise Malformed("the body is not JSON") from None
             return parse_message(body, job.request.stop), answer_meta(body)
+
         resp, meta = self.transport.with_retries(call, "a generation request")
         self.usage.add(meta)
         return resp, meta
@@ -166,12 +209,16 @@ class AnthropicBackend:
         st = self.transport.stats
         before = (st.calls, st.retries)
         try:
-            self.transport.run_all(jobs, self._one,
-                                   lambda items: done([(j.key, j.request, r, m) for j, r, m in items]))
+            self.transport.run_all(
+                jobs, self._one, lambda items: done([(j.key, j.request, r, m) for j, r, m in items])
+            )
         finally:
             self.fingerprint_info["api_usage"] = self.usage.summary()
-            self.fingerprint_info["transport"] = {"calls": st.calls, "retries": st.retries,
-                                                  "faults": dict(st.faults)}
+            self.fingerprint_info["transport"] = {
+                "calls": st.calls,
+                "retries": st.retries,
+                "faults": dict(st.faults),
+            }
         return {"calls": st.calls - before[0], "retries": st.retries - before[1]}
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ connection or a body that does not parse into a complete answer is retried; afte
 budget the run stops with :class:`ApiError` and every answer received so far is already in the
 cache (the engine commits each the moment it arrives).
 """
+
 from __future__ import annotations
 
 import email.utils
@@ -26,7 +27,7 @@ from typing import Any, Callable
 from negbench.backends.tokenizing import HFTokenization
 from negbench.errors import NegbenchError
 
-CHAT_MARKER = "\x00negbench-chat-messages\x00"   # a prompt that is a list of chat messages
+CHAT_MARKER = "\x00negbench-chat-messages\x00"  # a prompt that is a list of chat messages
 
 
 class ApiError(NegbenchError):
@@ -60,14 +61,18 @@ def api_key_from_env(var: str, required: bool, spec: str) -> str | None:
     written anywhere)."""
     key = os.environ.get(var) or None
     if required and not key:
-        raise ApiError(f"{spec} needs an API key in the environment variable {var}",
-                       where="--model", fix=f"export {var}=... (negbench never stores it)")
+        raise ApiError(
+            f"{spec} needs an API key in the environment variable {var}",
+            where="--model",
+            fix=f"export {var}=... (negbench never stores it)",
+        )
     return key
 
 
 def scrub(text: str, secrets: list[str | None]) -> str:
     """``text`` with every secret (and every ``Bearer …``/``sk-…`` looking token) blanked."""
     import re
+
     for s in secrets:
         if s and len(s) >= 4:
             text = text.replace(s, "***")
@@ -78,14 +83,21 @@ def scrub(text: str, secrets: list[str | None]) -> str:
 
 def check_url(url: str) -> str:
     from urllib.parse import urlsplit
+
     u = urlsplit(url)
     if u.scheme not in ("http", "https") or not u.hostname:
-        raise ApiError(f"not an http(s) URL: {url!r}", where="--model",
-                       fix="openai-compatible:http://HOST:PORT/v1#MODEL")
+        raise ApiError(
+            f"not an http(s) URL: {url!r}",
+            where="--model",
+            fix="openai-compatible:http://HOST:PORT/v1#MODEL",
+        )
     if u.username or u.password:
-        raise ApiError("the server URL carries credentials", where="--model",
-                       fix="remove them from the URL and put the key in an environment variable "
-                           "(--api-key-env NAME): negbench writes the model spec into run folders")
+        raise ApiError(
+            "the server URL carries credentials",
+            where="--model",
+            fix="remove them from the URL and put the key in an environment variable "
+            "(--api-key-env NAME): negbench writes the model spec into run folders",
+        )
     return url.rstrip("/")
 
 
@@ -115,12 +127,18 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
         return None
 
 
-def backoff_delay(attempt: int, retry_after: float | None, rng: random.Random,
-                  base: float = 0.5, cap: float = 30.0, max_retry_after: float = 120.0) -> float:
+def backoff_delay(
+    attempt: int,
+    retry_after: float | None,
+    rng: random.Random,
+    base: float = 0.5,
+    cap: float = 30.0,
+    max_retry_after: float = 120.0,
+) -> float:
     """Delay before retry number ``attempt`` (0-based): exponential with "equal jitter"
     (half fixed, half random, so no two clients retry in lockstep and no delay is zero), and at
     least what the server asked for in ``Retry-After`` (capped at ``max_retry_after``)."""
-    d = min(cap, base * (2 ** attempt))
+    d = min(cap, base * (2**attempt))
     d = d / 2 + rng.uniform(0, d / 2)
     if retry_after is not None:
         d = max(d, min(retry_after, max_retry_after))
@@ -149,19 +167,19 @@ class RateLimiter:
 @dataclass
 class TransportConfig:
     concurrency: int = 4
-    rate_limit: float | None = None      # requests per second
+    rate_limit: float | None = None  # requests per second
     max_retries: int = 6
     timeout: float = 120.0
     backoff_base: float = 0.5
     backoff_cap: float = 30.0
-    seed: int = 0                        # jitter RNG (and the API's sampling seed)
+    seed: int = 0  # jitter RNG (and the API's sampling seed)
 
 
 @dataclass
 class TransportStats:
-    calls: int = 0                       # HTTP requests sent (first tries and retries)
+    calls: int = 0  # HTTP requests sent (first tries and retries)
     retries: int = 0
-    faults: dict[str, int] = field(default_factory=dict)     # retried failures by kind
+    faults: dict[str, int] = field(default_factory=dict)  # retried failures by kind
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -169,8 +187,9 @@ class TransportStats:
 class Transport:
     """Runs ``call(job)`` for many jobs with N in flight, retrying :class:`Retryable` failures."""
 
-    def __init__(self, cfg: TransportConfig, describe: Callable[[], str],
-                 secrets: list[str | None] = ()):
+    def __init__(
+        self, cfg: TransportConfig, describe: Callable[[], str], secrets: list[str | None] = ()
+    ):
         self.cfg = cfg
         self.describe = describe
         self.secrets = list(secrets)
@@ -199,25 +218,35 @@ class Transport:
                 last = exc
                 with self.lock:
                     self.stats.faults[exc.kind] = self.stats.faults.get(exc.kind, 0) + 1
-                    delay = backoff_delay(attempt, exc.retry_after, self.rng,
-                                          self.cfg.backoff_base, self.cfg.backoff_cap)
+                    delay = backoff_delay(
+                        attempt,
+                        exc.retry_after,
+                        self.rng,
+                        self.cfg.backoff_base,
+                        self.cfg.backoff_cap,
+                    )
                 if attempt == self.cfg.max_retries:
                     break
                 self._count(retries=1)
                 if self.stop.wait(delay):
                     raise _Aborted()
             except Fatal as exc:
-                raise ApiError(f"{self.describe()} refused {what}: "
-                               f"{scrub(str(exc), self.secrets)}",
-                               fix="check the model name, the options and the API key "
-                                   "(retrying would not help)") from None
-        raise ApiError(f"{self.describe()} did not answer {what} after "
-                       f"{self.cfg.max_retries + 1} tries (last: {scrub(str(last), self.secrets)})",
-                       fix="the answers received so far are in the cache: rerun the same command "
-                           "later to send only the rest (or raise --max-retries / --timeout, "
-                           "lower --concurrency / --rate-limit)")
+                raise ApiError(
+                    f"{self.describe()} refused {what}: {scrub(str(exc), self.secrets)}",
+                    fix="check the model name, the options and the API key "
+                    "(retrying would not help)",
+                ) from None
+        raise ApiError(
+            f"{self.describe()} did not answer {what} after "
+            f"{self.cfg.max_retries + 1} tries (last: {scrub(str(last), self.secrets)})",
+            fix="the answers received so far are in the cache: rerun the same command "
+            "later to send only the rest (or raise --max-retries / --timeout, "
+            "lower --concurrency / --rate-limit)",
+        )
 
-    def run_all(self, jobs: list, call: Callable[[Any], tuple], done: Callable[[list], None]) -> None:
+    def run_all(
+        self, jobs: list, call: Callable[[Any], tuple], done: Callable[[list], None]
+    ) -> None:
         """``call(job)`` -> (response, meta) for every job, ``concurrency`` in flight; ``done``
         gets [(job, response, meta)] in the calling thread as they arrive.  On the first
         failure no new job starts, those in flight finish, then the failure is raised."""
@@ -230,6 +259,7 @@ class Transport:
             j = next(it, None)
             if j is not None:
                 inflight[pool.submit(call, j)] = j
+
         try:
             for _ in range(max(1, self.cfg.concurrency)):
                 submit()
@@ -242,18 +272,18 @@ class Transport:
                         resp, meta = f.result()
                     except _Aborted:
                         continue
-                    except BaseException as exc:   # noqa: BLE001 - re-raised below
+                    except BaseException as exc:  # noqa: BLE001 - re-raised below
                         if failure is None:
                             failure = exc
-                            self.stop.set()        # no retries of the others either
+                            self.stop.set()  # no retries of the others either
                         continue
                     batch.append((j, resp, meta))
                     if failure is None:
                         submit()
                 if batch:
                     done(batch)
-        except BaseException:                      # Ctrl-C, or done() failing: do not wait
-            self.stop.set()                        # for requests in flight (up to --timeout)
+        except BaseException:  # Ctrl-C, or done() failing: do not wait
+            self.stop.set()  # for requests in flight (up to --timeout)
             for f in inflight:
                 f.cancel()
             pool.shutdown()
@@ -289,10 +319,10 @@ class DaemonPool:
         while (job := self.jobs.get()) is not None:
             f, fn, args = job
             if not f.set_running_or_notify_cancel():
-                continue                           # cancelled before it started
+                continue  # cancelled before it started
             try:
                 f.set_result(fn(*args))
-            except BaseException as exc:           # noqa: BLE001 - handed to the caller
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 f.set_exception(exc)
 
     def shutdown(self) -> None:
@@ -307,21 +337,34 @@ class LocalTokenizer(HFTokenization):
     BOS rule (the tokenizer's default, never a second BOS), so requests are tokenised as the
     transformers backend tokenises them (lm-eval's ``_encode_pair``)."""
 
-    FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.json",
-             "merges.txt", "tokenizer.model", "added_tokens.json", "chat_template.jinja",
-             "chat_template.json")
+    FILES = (
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "vocab.json",
+        "merges.txt",
+        "tokenizer.model",
+        "added_tokens.json",
+        "chat_template.jinja",
+        "chat_template.json",
+    )
 
     def __init__(self, folder: str, add_bos: str | bool = "auto"):
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import transformers
+
         transformers.logging.set_verbosity_error()
         from transformers import AutoTokenizer
+
         self.folder = folder
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(folder)
         except Exception as exc:  # noqa: BLE001 - any load failure is the user's folder
-            raise ApiError(f"cannot load a tokenizer from {folder}: {exc}".splitlines()[0],
-                           where="--tokenizer", fix="give the served model's folder") from None
+            raise ApiError(
+                f"cannot load a tokenizer from {folder}: {exc}".splitlines()[0],
+                where="--tokenizer",
+                fix="give the served model's folder",
+            ) from None
         self.add_bos = self._tokenizer_adds_bos() if add_bos == "auto" else bool(add_bos)
         self.model_max_length = getattr(self.tokenizer, "model_max_length", None)
 
@@ -346,7 +389,7 @@ def prompt_messages(prompt: str) -> list[dict]:
     """The chat messages a request string stands for: a marked message list, or else the whole
     prompt as one user turn."""
     if prompt.startswith(CHAT_MARKER):
-        return json.loads(prompt[len(CHAT_MARKER):])
+        return json.loads(prompt[len(CHAT_MARKER) :])
     return [{"role": "user", "content": prompt}]
 
 
@@ -364,11 +407,18 @@ def apply_stops(text: str, stop) -> tuple[str, str | None]:
 # USD per million tokens (input, output); public list prices checked 2026-11; a model not listed
 # gets no cost, only token counts.  Dated snapshots match their family by prefix.
 PRICES = {
-    "gpt-4o-mini": (0.15, 0.60), "gpt-4o": (2.50, 10.00), "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40), "gpt-4.1": (2.00, 8.00), "gpt-3.5-turbo": (0.50, 1.50),
-    "claude-3-5-haiku": (0.80, 4.00), "claude-3-haiku": (0.25, 1.25),
-    "claude-haiku-4-5": (1.00, 5.00), "claude-sonnet-4": (3.00, 15.00),
-    "claude-3-7-sonnet": (3.00, 15.00), "claude-opus-4": (15.00, 75.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "claude-3-haiku": (0.25, 1.25),
+    "claude-haiku-4-5": (1.00, 5.00),
+    "claude-sonnet-4": (3.00, 15.00),
+    "claude-3-7-sonnet": (3.00, 15.00),
+    "claude-opus-4": (15.00, 75.00),
 }
 
 
@@ -406,12 +456,18 @@ class Usage:
                 self.fingerprints[f] = self.fingerprints.get(f, 0) + 1
 
     def summary(self) -> dict:
-        out = {"answers_received": self.answers, "prompt_tokens": self.prompt_tokens,
-               "completion_tokens": self.completion_tokens, "served_models": dict(self.served),
-               "system_fingerprints": dict(self.fingerprints)}
+        out = {
+            "answers_received": self.answers,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "served_models": dict(self.served),
+            "system_fingerprints": dict(self.fingerprints),
+        }
         p = price_of(self.model)
         if p:
-            out["cost_usd"] = round((self.prompt_tokens * p[0] + self.completion_tokens * p[1]) / 1e6, 6)
+            out["cost_usd"] = round(
+                (self.prompt_tokens * p[0] + self.completion_tokens * p[1]) / 1e6, 6
+            )
             out["price_per_mtok_usd"] = {"input": p[0], "output": p[1]}
         return out
 

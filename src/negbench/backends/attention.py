@@ -16,16 +16,21 @@ A model with several layer types gets ``{layer type: mask}`` (transformers passe
 own).  Rows without branching need no mask at all (plain causal attention; the backend passes
 none).
 """
+
 from __future__ import annotations
 
 #: Attention implementations the transformers backend can score packed rows with.
 IMPLEMENTATIONS = ("sdpa", "flex_attention")
 
 
-def layer_windows(layer_types: list[str] | None, sliding_window: int | None) -> dict[str, int | None]:
+def layer_windows(
+    layer_types: list[str] | None, sliding_window: int | None
+) -> dict[str, int | None]:
     """Each layer type and its window (None: full attention)."""
     kinds = set(layer_types or ()) or {"full_attention"}
-    return {k: (sliding_window if k == "sliding_attention" and sliding_window else None) for k in kinds}
+    return {
+        k: (sliding_window if k == "sliding_attention" and sliding_window else None) for k in kinds
+    }
 
 
 def _one_or_dict(masks: dict):
@@ -48,7 +53,9 @@ def sdpa_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
         if window:
             kpos = pos
             if prefix_len:
-                kpos = torch.cat([torch.arange(prefix_len, device=pos.device).expand(B, -1), pos], 1)
+                kpos = torch.cat(
+                    [torch.arange(prefix_len, device=pos.device).expand(B, -1), pos], 1
+                )
             m = tree & ((pos[:, :, None] - kpos[:, None, :]) < window)
         out[kind] = m[:, None]
     return _one_or_dict(out)
@@ -57,10 +64,12 @@ def sdpa_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
 def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None]):
     """FlexAttention block masks from the same rule, one per layer type."""
     from torch.nn.attention.flex_attention import create_block_mask
+
     B, L = end.shape
     P = prefix_len
     out = {}
     for kind, window in windows.items():
+
         def tree(b, h, q, kv, window=window):
             k = (kv - P).clamp(0, L - 1)
             qq = q.clamp(max=L - 1)
@@ -69,5 +78,6 @@ def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
                 kp = torch.where(kv < P, kv, pos[b, k])
                 ok = ok & ((pos[b, qq] - kp) < window)
             return ok
+
         out[kind] = create_block_mask(tree, B, None, L, P + L, device=end.device)
     return _one_or_dict(out)

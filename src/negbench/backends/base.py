@@ -16,6 +16,7 @@ request deduplication.  There are two levels:
   and keeps statistics; the backend does the transport (concurrency, retries, rate limits).
   A backend declares its level with ``level = "request"``; absent means token level.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,22 +27,22 @@ import numpy as np
 
 @dataclass
 class Query:
-    index: int                 # position within the row
-    targets: list[int]         # token ids whose log-probability is wanted
+    index: int  # position within the row
+    targets: list[int]  # token ids whose log-probability is wanted
 
 
 @dataclass
 class RowInput:
     tokens: list[int]
-    parents: list[int]         # in-row parent index, -1 = attached to the prefix end
-    positions: list[int]       # absolute positions (prefix length + depth)
+    parents: list[int]  # in-row parent index, -1 = attached to the prefix end
+    positions: list[int]  # absolute positions (prefix length + depth)
     queries: list[Query]
 
 
 @dataclass
 class QueryResult:
-    logprobs: list[float]      # one per target
-    argmax: int                # greedy next token at this position
+    logprobs: list[float]  # one per target
+    argmax: int  # greedy next token at this position
 
 
 @dataclass
@@ -55,14 +56,14 @@ class PackedBatch:
     Scored positions: ``(q_row[j], q_col[j])``; targets: ``t_token[i]`` at scored position
     ``t_query[i]`` (``t_query`` ascending)."""
 
-    ids: np.ndarray                 # [B, L] int64
-    pos: np.ndarray                 # [B, L] int64 absolute positions
-    end: np.ndarray | None          # [B, L] int64, or None (no branching: causal)
-    lengths: np.ndarray             # [B]
-    q_row: np.ndarray               # [Q]
-    q_col: np.ndarray               # [Q]
-    t_query: np.ndarray             # [T]
-    t_token: np.ndarray             # [T]
+    ids: np.ndarray  # [B, L] int64
+    pos: np.ndarray  # [B, L] int64 absolute positions
+    end: np.ndarray | None  # [B, L] int64, or None (no branching: causal)
+    lengths: np.ndarray  # [B]
+    q_row: np.ndarray  # [Q]
+    q_col: np.ndarray  # [Q]
+    t_query: np.ndarray  # [T]
+    t_token: np.ndarray  # [T]
 
 
 class Pending(Protocol):
@@ -113,7 +114,7 @@ def packed_batch(rows: list[RowInput]) -> tuple[PackedBatch, list[list[int]]]:
         ids[b, :n] = r.tokens
         pos[b, :n] = r.positions
         e = list(range(n))
-        for i in range(n - 1, -1, -1):             # children come after their parents
+        for i in range(n - 1, -1, -1):  # children come after their parents
             p = r.parents[i]
             if p >= 0:
                 e[p] = max(e[p], e[i])
@@ -129,13 +130,21 @@ def packed_batch(rows: list[RowInput]) -> tuple[PackedBatch, list[list[int]]]:
             q_col.append(q.index)
         per_row.append(mine)
     arr = lambda x: np.asarray(x, dtype=np.int64)
-    return PackedBatch(ids, pos, end if branched else None, arr([len(r.tokens) for r in rows]),
-                       arr(q_row), arr(q_col), arr(t_query), arr(t_token)), per_row
+    return PackedBatch(
+        ids,
+        pos,
+        end if branched else None,
+        arr([len(r.tokens) for r in rows]),
+        arr(q_row),
+        arr(q_col),
+        arr(t_query),
+        arr(t_token),
+    ), per_row
 
 
 class Backend(Protocol):
     name: str
-    fingerprint: str           # identifies model weights + everything that changes scores
+    fingerprint: str  # identifies model weights + everything that changes scores
     max_length: int
 
     def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]: ...
@@ -145,18 +154,23 @@ class Backend(Protocol):
     @property
     def prefix_token_id(self) -> int: ...
 
-    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str: ...
+    def apply_chat_template(
+        self, messages: list[dict], add_generation_prompt: bool = True
+    ) -> str: ...
 
-    def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
-                     keep_kv: bool = False) -> tuple[list[list[QueryResult]], Any]: ...
+    def forward_rows(
+        self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False
+    ) -> tuple[list[list[QueryResult]], Any]: ...
 
-    def forward_batch(self, batch: PackedBatch, prefix: Any = None, prefix_len: int = 0,
-                      keep_kv: bool = False) -> tuple[Pending, Any]:
+    def forward_batch(
+        self, batch: PackedBatch, prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False
+    ) -> tuple[Pending, Any]:
         """Optional: :meth:`forward_rows` on arrays.  Returns at once where the device runs
         asynchronously; ``Pending.result()`` waits."""
 
-    def generate(self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int
-                 ) -> list[tuple[str, int, str | None]]: ...
+    def generate(
+        self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int
+    ) -> list[tuple[str, int, str | None]]: ...
 
 
 # -- request level ------------------------------------------------------------------------------
@@ -176,7 +190,7 @@ class RequestJob:
     """
 
     key: str
-    request: Any                                   # a negbench.core.requests.Request
+    request: Any  # a negbench.core.requests.Request
     tokens: list[int] | None = None
     n_scored: int = 0
     labels: list[tuple[str, int]] | None = None
@@ -188,17 +202,19 @@ Done = Callable[[list[tuple[str, Any, Any, dict | None]]], None]
 
 
 class RequestBackend(Protocol):
-    level: str                 # "request"
+    level: str  # "request"
     name: str
     fingerprint: str
-    tokenizes: bool            # True: the engine sends token ids (RequestJob.tokens)
+    tokenizes: bool  # True: the engine sends token ids (RequestJob.tokens)
     max_length: int
 
     def check_kinds(self, kinds: set[str]) -> None:
         """Raise a NegbenchError, before anything runs, for request kinds ("loglikelihood",
         "next_token", "generate") this backend cannot answer, naming what to use instead."""
 
-    def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str: ...
+    def apply_chat_template(
+        self, messages: list[dict], add_generation_prompt: bool = True
+    ) -> str: ...
 
     def answer(self, jobs: list[RequestJob], done: Done) -> dict:
         """Answer every job, calling ``done`` from the calling thread as answers arrive (so the

@@ -6,6 +6,7 @@ Gemma 3's ``tokenizer.json`` (262k words, 515k merges) is parsed into temporary 
 returning them, so the process's resident size keeps the load's peak for the whole run.
 ``malloc_trim(0)`` releases every free page.  A no-op where the C library is not glibc.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -21,7 +22,7 @@ def _malloc_trim():
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return libc.malloc_trim
-    except (OSError, AttributeError):     # musl and others have no malloc_trim
+    except (OSError, AttributeError):  # musl and others have no malloc_trim
         return None
 
 

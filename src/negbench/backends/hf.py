@@ -10,6 +10,7 @@ Which attention implementation: ``attn_implementation="auto"`` (the default) tak
 ``NEGBENCH_ATTENTION=flex_attention`` (or ``attn_implementation=``) takes FlexAttention (see
 :func:`attention_choice` and docs/engine.md for why).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,12 +31,17 @@ from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.backends.tokenizing import as_list as _as_list
 from negbench.backends.tokenizing import quiet_transformers as _quiet_transformers
 from negbench.errors import ModelError, NegbenchError
-from negbench.backends.sources import (ModelSource, cache_root, converted_gguf_folder, resolve,
-                             source_fingerprint)
+from negbench.backends.sources import (
+    ModelSource,
+    cache_root,
+    converted_gguf_folder,
+    resolve,
+    source_fingerprint,
+)
 
 log = logging.getLogger("negbench")
 
-NUMERICS_VERSION = "3"   # bump when a change alters scores, so cached answers are not reused
+NUMERICS_VERSION = "3"  # bump when a change alters scores, so cached answers are not reused
 
 
 class HFBackend(HFTokenization):
@@ -44,11 +50,20 @@ class HFBackend(HFTokenization):
     name = "hf"
     _auto_model = "AutoModelForCausalLM"
 
-    def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
-                 adapter: str | None = None, add_bos: str | bool = "auto",
-                 max_length: int | None = None, attn_implementation: str = "auto",
-                 revision: str | None = None, threads: int | None = None,
-                 quantize: str | None = None):
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "auto",
+        device: str = "auto",
+        adapter: str | None = None,
+        add_bos: str | bool = "auto",
+        max_length: int | None = None,
+        attn_implementation: str = "auto",
+        revision: str | None = None,
+        threads: int | None = None,
+        quantize: str | None = None,
+    ):
         self._init_runtime(device, dtype, threads)
         self.quantize = check_quantize(quantize, self.device)
         self.source = resolve(model)
@@ -73,37 +88,52 @@ class HFBackend(HFTokenization):
         self.head = self.model.get_output_embeddings()
         if self.tokenizer.pad_token_id is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
-        fp = {"backend": "hf", "numerics": NUMERICS_VERSION,
-              "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
-              "adapter": adapter_fp, "dtype": dtype, "add_bos": self.add_bos,
-              "max_length": self.max_length, "tokenizer": tokenizer_fingerprint(self.tokenizer)}
-        if self.quantize:                  # 8-bit answers are not 16-bit answers (own cache keys)
+        fp = {
+            "backend": "hf",
+            "numerics": NUMERICS_VERSION,
+            "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
+            "adapter": adapter_fp,
+            "dtype": dtype,
+            "add_bos": self.add_bos,
+            "max_length": self.max_length,
+            "tokenizer": tokenizer_fingerprint(self.tokenizer),
+        }
+        if self.quantize:  # 8-bit answers are not 16-bit answers (own cache keys)
             fp["quantize"] = self.quantize
         self.fingerprint_info = fp
         self.fingerprint = fingerprint_of(fp)
-        if adapter_train:                  # results.json names the adapter and its recipe
+        if adapter_train:  # results.json names the adapter and its recipe
             self.fingerprint_info = {**fp, "adapter_train": adapter_train}
             trained_with = adapter_train.get("tokenizer")
             if trained_with and trained_with != fp["tokenizer"]:
-                log.warning("warning: the adapter was trained with a tokenizer that tokenises "
-                            "differently from this one (%s, here %s): another transformers "
-                            "version or tokenizer files; its scores may not match the training",
-                            trained_with, fp["tokenizer"])
+                log.warning(
+                    "warning: the adapter was trained with a tokenizer that tokenises "
+                    "differently from this one (%s, here %s): another transformers "
+                    "version or tokenizer files; its scores may not match the training",
+                    trained_with,
+                    fp["tokenizer"],
+                )
 
     def _init_runtime(self, device: str, dtype: str, threads: int | None) -> None:
         """Threads, device and dtype, checked before any weights are read."""
         _quiet_transformers()
         import torch
+
         self.torch = torch
         if threads:
             torch.set_num_threads(threads)
-        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.device = (
+            ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        )
         check_device(self.device)
         if dtype == "auto":
             dtype = "bfloat16" if self.device.startswith("cuda") else "float32"
         if dtype not in ("float32", "bfloat16", "float16"):
-            raise ModelError(f"unknown dtype '{dtype}'", where="--dtype",
-                             fix="use float32, bfloat16, float16 or auto")
+            raise ModelError(
+                f"unknown dtype '{dtype}'",
+                where="--dtype",
+                fix="use float32, bfloat16, float16 or auto",
+            )
         self.dtype_name = dtype
         self.dtype = getattr(torch, dtype)
 
@@ -111,13 +141,17 @@ class HFBackend(HFTokenization):
     def _load(self, src: ModelSource, attn: str, revision: str | None):
         import transformers
         from transformers import AutoTokenizer
-        auto = getattr(transformers, self._auto_model)       # Seq2SeqBackend: AutoModelForSeq2SeqLM
+
+        auto = getattr(transformers, self._auto_model)  # Seq2SeqBackend: AutoModelForSeq2SeqLM
         kw: dict[str, Any] = {"dtype": self.dtype, "attn_implementation": attn}
         quantized = getattr(self, "quantize", None) == "8bit"
-        if quantized:                      # bitsandbytes LLM.int8(), placed on the GPU at load
+        if quantized:  # bitsandbytes LLM.int8(), placed on the GPU at load
             from transformers import BitsAndBytesConfig
-            kw.update(quantization_config=BitsAndBytesConfig(load_in_8bit=True),
-                      device_map={"": self.device})
+
+            kw.update(
+                quantization_config=BitsAndBytesConfig(load_in_8bit=True),
+                device_map={"": self.device},
+            )
         try:
             if src.gguf_file:
                 folder = self._converted_gguf(src)
@@ -130,23 +164,32 @@ class HFBackend(HFTokenization):
         except NegbenchError:
             raise
         except OSError as exc:
-            hint = ("the Hugging Face hub is unreachable from this machine: download the model "
-                    "elsewhere and pass its folder" if src.hub_id else "check the model files")
-            raise ModelError(f"could not load model '{src.spec}': {exc}".splitlines()[0],
-                             where="--model", fix=hint) from exc
+            hint = (
+                "the Hugging Face hub is unreachable from this machine: download the model "
+                "elsewhere and pass its folder"
+                if src.hub_id
+                else "check the model files"
+            )
+            raise ModelError(
+                f"could not load model '{src.spec}': {exc}".splitlines()[0],
+                where="--model",
+                fix=hint,
+            ) from exc
         except ModuleNotFoundError:
-            raise                          # a missing extra: the CLI names it
-        except Exception as exc:           # truncated / corrupt weight files, bad config.json
-            if attn == "flex_attention":   # a model class without FlexAttention: SDPA then
+            raise  # a missing extra: the CLI names it
+        except Exception as exc:  # truncated / corrupt weight files, bad config.json
+            if attn == "flex_attention":  # a model class without FlexAttention: SDPA then
                 log.info("FlexAttention unavailable for this model (%s); using SDPA", exc)
                 return self._load(src, "sdpa", revision)
             if src.hub_id:
                 raise
-            raise ModelError(f"could not load model '{src.spec}': the model files look damaged "
-                             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-                             where=f"--model {src.folder}",
-                             fix="download the model again (a copy may have been cut short)") from exc
-        if not quantized:                  # an 8-bit model is already on its device
+            raise ModelError(
+                f"could not load model '{src.spec}': the model files look damaged "
+                f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+                where=f"--model {src.folder}",
+                fix="download the model again (a copy may have been cut short)",
+            ) from exc
+        if not quantized:  # an 8-bit model is already on its device
             model.to(self.device)
         return model, tok
 
@@ -157,12 +200,14 @@ class HFBackend(HFTokenization):
             return str(target)
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from negbench.errors import require
-        require("accelerate")                 # transformers reads GGUF only with it installed
+
+        require("accelerate")  # transformers reads GGUF only with it installed
         require("gguf")
         check_gguf(Path(src.folder) / src.gguf_file)
         log.info("converting %s to safetensors (once) in %s", src.gguf_file, target)
-        loaded = AutoModelForCausalLM.from_pretrained(src.folder, gguf_file=src.gguf_file,
-                                                      dtype=self.torch.float32)
+        loaded = AutoModelForCausalLM.from_pretrained(
+            src.folder, gguf_file=src.gguf_file, dtype=self.torch.float32
+        )
         # A GGUF-loaded model is flagged as quantised and refuses save_pretrained; its weights are
         # already dequantised, so copy them into a plain model of the same config.
         config = loaded.config
@@ -183,9 +228,11 @@ class HFBackend(HFTokenization):
             os.replace(tmp, target)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise ModelError(f"cannot write the converted copy of {src.gguf_file} under "
-                             f"{cache_root()} ({exc.strerror})",
-                             fix="set NEGBENCH_CACHE to a writable folder") from exc
+            raise ModelError(
+                f"cannot write the converted copy of {src.gguf_file} under "
+                f"{cache_root()} ({exc.strerror})",
+                fix="set NEGBENCH_CACHE to a writable folder",
+            ) from exc
         return str(target)
 
     def _load_model(self, adapter: str | None, attn_implementation: str, revision: str | None):
@@ -198,8 +245,8 @@ class HFBackend(HFTokenization):
         if adapter:
             self.model, adapter_fp = _attach_adapter(self.model, adapter)
         self.model.eval()
-        drop_build_vocab(self.tokenizer)   # ~220 MB of Python objects (Gemma 3)
-        heap.trim()                        # and the tokenizer's parse left ~290 MB freed
+        drop_build_vocab(self.tokenizer)  # ~220 MB of Python objects (Gemma 3)
+        heap.trim()  # and the tokenizer's parse left ~290 MB freed
         return adapter_fp, adapter_train
 
     @property
@@ -213,8 +260,11 @@ class HFBackend(HFTokenization):
     # -- tokenisation --------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
         if not self.has_chat_template:
-            raise ModelError(f"model '{self.source.spec}' has no chat template",
-                             where="--chat", fix="drop --chat for base models")
+            raise ModelError(
+                f"model '{self.source.spec}' has no chat template",
+                where="--chat",
+                fix="drop --chat for base models",
+            )
         return super().apply_chat_template(messages, add_generation_prompt)
 
     @property
@@ -260,9 +310,17 @@ class HFBackend(HFTokenization):
         def dev(x):
             t = torch.from_numpy(np.ascontiguousarray(x))
             return t.pin_memory().to(self.device, non_blocking=True) if cuda else t
-        return _Staged(batch, dev(batch.ids), dev(batch.pos),
-                       None if batch.end is None else dev(batch.end), dev(batch.q_row),
-                       dev(batch.q_col), dev(batch.t_query), dev(batch.t_token))
+
+        return _Staged(
+            batch,
+            dev(batch.ids),
+            dev(batch.pos),
+            None if batch.end is None else dev(batch.end),
+            dev(batch.q_row),
+            dev(batch.q_col),
+            dev(batch.t_query),
+            dev(batch.t_token),
+        )
 
     def forward_batch(self, batch, prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False):
         """Run one packed batch (a :class:`PackedBatch` or its :meth:`stage`\\ d form) and score
@@ -272,6 +330,7 @@ class HFBackend(HFTokenization):
         read back once, by the caller, when it needs it."""
         torch = self.torch
         from transformers import DynamicCache
+
         st = batch if isinstance(batch, _Staged) else self.stage(batch)
         B = st.ids.shape[0]
         self._clock_start()
@@ -283,7 +342,7 @@ class HFBackend(HFTokenization):
                 col = torch.arange(st.ids.shape[1], device=st.ids.device)
                 last = torch.as_tensor(st.batch.lengths - 1, device=st.ids.device)[:, None]
                 end = torch.where(col[None, :] <= last, last, col[None, :])
-            if end is None:                    # causal; positions prefix_len + index (default)
+            if end is None:  # causal; positions prefix_len + index (default)
                 mask, position_ids = None, None
             elif self.attention == "flex_attention":
                 mask = flex_masks(torch, st.pos, end, prefix_len, self.windows)
@@ -293,32 +352,50 @@ class HFBackend(HFTokenization):
                 position_ids = st.pos
             cache = None
             if prefix is not None:
-                cache = DynamicCache(ddp_cache_data=[(k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1))
-                                                     for k, v in prefix])
+                cache = DynamicCache(
+                    ddp_cache_data=[
+                        (k.expand(B, -1, -1, -1), v.expand(B, -1, -1, -1)) for k, v in prefix
+                    ]
+                )
             elif keep_kv:
                 cache = DynamicCache()
-            out = self.decoder(input_ids=st.ids, attention_mask=mask, position_ids=position_ids,
-                               past_key_values=cache, use_cache=cache is not None)
+            out = self.decoder(
+                input_ids=st.ids,
+                attention_mask=mask,
+                position_ids=position_ids,
+                past_key_values=cache,
+                use_cache=cache is not None,
+            )
             hidden = out.last_hidden_state
             if len(st.batch.q_row):
-                lp, am = head_scores(torch, hidden[st.q_row, st.q_col], self.head, st.batch.t_query,
-                                     st.t_query, st.t_token, self.softcap,
-                                     gpu=self.device.startswith("cuda"))
+                lp, am = head_scores(
+                    torch,
+                    hidden[st.q_row, st.q_col],
+                    self.head,
+                    st.batch.t_query,
+                    st.t_query,
+                    st.t_token,
+                    self.softcap,
+                    gpu=self.device.startswith("cuda"),
+                )
             else:
                 lp = hidden.new_zeros(0, dtype=torch.float32)
                 am = hidden.new_zeros(0, dtype=torch.long)
             new_kv = None
             if keep_kv:
-                new_kv = [(layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers]
+                new_kv = [
+                    (layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers
+                ]
         self._clock_stop()
         return _Pending(lp, am), new_kv
 
-    def forward_rows(self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0,
-                     keep_kv: bool = False):
+    def forward_rows(
+        self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False
+    ):
         """:meth:`forward_batch` for a list of :class:`RowInput` (results as
         :class:`QueryResult` lists per row)."""
         batch, per_row = packed_batch(rows)
-        if batch.end is None:                  # unbranched rows must sit at the default positions
+        if batch.end is None:  # unbranched rows must sit at the default positions
             col = np.arange(batch.ids.shape[1])
             real = col[None, :] < batch.lengths[:, None]
             if not (batch.pos == prefix_len + col[None, :])[real].all():
@@ -328,7 +405,9 @@ class HFBackend(HFTokenization):
         lp, am = pending.result()
         lp = lp.tolist()
         firsts = np.searchsorted(batch.t_query, np.arange(len(am) + 1)).tolist()
-        results = [QueryResult(lp[firsts[j]:firsts[j + 1]], int(a)) for j, a in enumerate(am.tolist())]
+        results = [
+            QueryResult(lp[firsts[j] : firsts[j + 1]], int(a)) for j, a in enumerate(am.tolist())
+        ]
         return [[results[j] for j in mine] for mine in per_row], kv
 
     def _clock_start(self) -> None:
@@ -352,19 +431,29 @@ class HFBackend(HFTokenization):
         the device), wall time on a CPU."""
         if self._events:
             self.torch.cuda.synchronize()
-            self._fwd_seconds += sum(a.elapsed_time(b) for a, b in self._events if b is not None) / 1e3
+            self._fwd_seconds += (
+                sum(a.elapsed_time(b) for a, b in self._events if b is not None) / 1e3
+            )
             self._events.clear()
         return self._fwd_seconds
 
     # -- generation ----------------------------------------------------------------------------
     def prefix_kv(self, tokens: list[int]):
         """KV cache of a shared prompt prefix (batch 1), to continue several generations from."""
-        row = RowInput(list(tokens), [i - 1 for i in range(len(tokens))], list(range(len(tokens))), [])
+        row = RowInput(
+            list(tokens), [i - 1 for i in range(len(tokens))], list(range(len(tokens))), []
+        )
         _, kv = self.forward_rows([row], keep_kv=True)
         return kv
 
-    def generate(self, contexts: list[list[int]], stop: Sequence[str], max_tokens: int,
-                 prefix: Any = None, prefix_len: int = 0):
+    def generate(
+        self,
+        contexts: list[list[int]],
+        stop: Sequence[str],
+        max_tokens: int,
+        prefix: Any = None,
+        prefix_len: int = 0,
+    ):
         """Greedy decoding of a batch, optionally continuing a shared prefix's KV cache.
 
         ``contexts`` are the token ids after the prefix (at least one each).  Our own loop rather
@@ -381,14 +470,14 @@ class HFBackend(HFTokenization):
         valid[:, :P] = True
         kpos = np.zeros((B, P + L + max_tokens), dtype=np.int64)
         kpos[:, :P] = np.arange(P)
-        for b, c in enumerate(contexts):             # left padding: last prompt token at L - 1
+        for b, c in enumerate(contexts):  # left padding: last prompt token at L - 1
             n = len(c)
-            ids[b, L - n:] = c
-            valid[b, P + L - n:P + L] = True
-            kpos[b, P + L - n:P + L] = P + np.arange(n)
-        pos = kpos[:, P:P + L].copy()
-        allowed = valid[:, None, :P + L] & (kpos[:, None, :P + L] <= pos[:, :, None])
-        allowed[:, np.arange(L), P + np.arange(L)] = True      # padding attends to itself
+            ids[b, L - n :] = c
+            valid[b, P + L - n : P + L] = True
+            kpos[b, P + L - n : P + L] = P + np.arange(n)
+        pos = kpos[:, P : P + L].copy()
+        allowed = valid[:, None, : P + L] & (kpos[:, None, : P + L] <= pos[:, :, None])
+        allowed[:, np.arange(L), P + np.arange(L)] = True  # padding attends to itself
         cache = _buffer_cache(self.model.config, B, P + L + max_tokens, prefix)
         eos = set(_as_list(self.model.generation_config.eos_token_id) + _as_list(tok.eos_token_id))
         stops = [x for x in stop if x]
@@ -397,10 +486,13 @@ class HFBackend(HFTokenization):
         x, qpos, span = ids, pos, P + L
         with torch.inference_mode():
             for t in range(max_tokens):
-                out = self.decoder(input_ids=torch.from_numpy(x).to(self.device),
-                                   attention_mask=self._masks(allowed, qpos, kpos[:, :span]),
-                                   position_ids=torch.from_numpy(qpos).to(self.device),
-                                   past_key_values=cache, use_cache=True)
+                out = self.decoder(
+                    input_ids=torch.from_numpy(x).to(self.device),
+                    attention_mask=self._masks(allowed, qpos, kpos[:, :span]),
+                    position_ids=torch.from_numpy(qpos).to(self.device),
+                    past_key_values=cache,
+                    use_cache=True,
+                )
                 logits = self.head(out.last_hidden_state[:, -1]).float()
                 nxt = logits.argmax(dim=-1).tolist()
                 for b in range(B):
@@ -420,7 +512,7 @@ class HFBackend(HFTokenization):
                 # next step: one token per row at the next position
                 valid[:, span] = True
                 kpos[:, span] = kpos[:, span - 1] + 1 if t else pos[:, -1] + 1
-                qpos = kpos[:, span:span + 1].copy()
+                qpos = kpos[:, span : span + 1].copy()
                 x = np.array([[nxt[b]] for b in range(B)], dtype=np.int64)
                 span += 1
                 allowed = valid[:, None, :span] & (kpos[:, None, :span] <= qpos[:, :, None])
@@ -428,7 +520,7 @@ class HFBackend(HFTokenization):
         for b in range(B):
             text = self.decode(new[b])
             stopped = why[b]
-            for s in stops:                             # lm-eval: s = s.split(term)[0] per stop
+            for s in stops:  # lm-eval: s = s.split(term)[0] per stop
                 if s in text:
                     text = text.split(s)[0]
                     stopped = stopped or s
@@ -445,7 +537,9 @@ class HFBackend(HFTokenization):
             if kind == "sliding_attention" and self.sliding_window:
                 a = allowed & ((qpos[:, :, None] - kpos[:, None, :]) < self.sliding_window)
             m = torch.zeros(a.shape[0], 1, a.shape[1], a.shape[2], dtype=self.dtype)
-            m.masked_fill_(~torch.from_numpy(np.ascontiguousarray(a))[:, None], torch.finfo(self.dtype).min)
+            m.masked_fill_(
+                ~torch.from_numpy(np.ascontiguousarray(a))[:, None], torch.finfo(self.dtype).min
+            )
             masks[kind] = m.to(self.device)
         return masks if len(kinds) > 1 or "full_attention" not in kinds else masks["full_attention"]
 
@@ -458,25 +552,41 @@ def drop_build_vocab(tok) -> None:
     but they stay alive for the tokenizer's life: ~220 MB of Python objects for Gemma 3's 262k
     words and 515k merges.  Only a few model classes read them later (to save a slow vocabulary
     file); ``None`` makes such a use fail loudly rather than write an empty vocabulary."""
-    if getattr(tok, "_tokenizer", None) is None:           # not a Rust-backed tokenizer
+    if getattr(tok, "_tokenizer", None) is None:  # not a Rust-backed tokenizer
         return
     for attr in ("_vocab", "_merges"):
         if isinstance(getattr(tok, attr, None), (dict, list)):
             setattr(tok, attr, None)
 
 
-def head_logprobs(torch, hidden, head, targets: list[list[int]], softcap: float | None,
-                  budget: int = 1 << 24, tile: int = 1 << 20) -> list[QueryResult]:
+def head_logprobs(
+    torch,
+    hidden,
+    head,
+    targets: list[list[int]],
+    softcap: float | None,
+    budget: int = 1 << 24,
+    tile: int = 1 << 20,
+) -> list[QueryResult]:
     """:func:`head_scores` with targets as one list per row of ``hidden`` (results as
     :class:`QueryResult`\\ s)."""
     t_query = np.asarray([i for i, t in enumerate(targets) for _ in t], dtype=np.int64)
     t_token = np.asarray([x for t in targets for x in t], dtype=np.int64)
-    lp, am = head_scores(torch, hidden, head, t_query, torch.from_numpy(t_query).to(hidden.device),
-                         torch.from_numpy(t_token).to(hidden.device), softcap, budget=budget, tile=tile)
+    lp, am = head_scores(
+        torch,
+        hidden,
+        head,
+        t_query,
+        torch.from_numpy(t_query).to(hidden.device),
+        torch.from_numpy(t_token).to(hidden.device),
+        softcap,
+        budget=budget,
+        tile=tile,
+    )
     lp, am = lp.tolist(), am.tolist()
     out, k = [], 0
     for i, t in enumerate(targets):
-        out.append(QueryResult(lp[k:k + len(t)], am[i]))
+        out.append(QueryResult(lp[k : k + len(t)], am[i]))
         k += len(t)
     return out
 
@@ -486,8 +596,18 @@ def head_logprobs(torch, hidden, head, targets: list[list[int]], softcap: float 
 GPU_HEAD_BUDGET = 1 << 28
 
 
-def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, softcap: float | None,
-                gpu: bool = False, budget: int = 1 << 24, tile: int = 1 << 20):
+def head_scores(
+    torch,
+    hidden,
+    head,
+    t_query_np: np.ndarray,
+    t_query,
+    t_token,
+    softcap: float | None,
+    gpu: bool = False,
+    budget: int = 1 << 24,
+    tile: int = 1 << 20,
+):
     """Log-probabilities of the targets (``t_token[i]`` at row ``t_query[i]`` of ``hidden``,
     ``t_query`` ascending; ``t_query_np`` its host copy) and each row's argmax, with the output
     head applied in (rows × vocabulary) tiles and the log-softmax normaliser accumulated across
@@ -508,6 +628,7 @@ def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, s
     plain linear layer (e.g. wrapped by a LoRA adapter) is applied to row tiles instead.
     Targets are picked from each tile by index arithmetic (no ``nonzero``: no device sync)."""
     import torch.nn.functional as F
+
     n = hidden.shape[0]
     weight = getattr(head, "weight", None)
     plain = type(head) is torch.nn.Linear and weight is not None
@@ -523,7 +644,7 @@ def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, s
     best = torch.empty(n, dtype=torch.long, device=hidden.device)
     bounds = np.searchsorted(t_query_np, np.arange(0, n + rows, rows)).tolist()
     for i, r0 in enumerate(range(0, n, rows)):
-        h = hidden[r0:r0 + rows]
+        h = hidden[r0 : r0 + rows]
         ta, tb = bounds[i], bounds[i + 1]
         tq = t_query[ta:tb] - r0
         tt = t_token[ta:tb]
@@ -533,8 +654,8 @@ def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, s
         am = torch.zeros(h.shape[0], dtype=torch.long, device=hidden.device)
         for c0 in range(0, V, cols):
             if plain:
-                w = weight[c0:c0 + cols]
-                bias = head.bias[c0:c0 + cols] if head.bias is not None else None
+                w = weight[c0 : c0 + cols]
+                bias = head.bias[c0 : c0 + cols] if head.bias is not None else None
                 lg = _mm_float(torch, h, w) if fp32_out else F.linear(h, w, bias)
                 if fp32_out and bias is not None:
                     lg = lg + bias.float()
@@ -547,14 +668,14 @@ def head_scores(torch, hidden, head, t_query_np: np.ndarray, t_query, t_token, s
             inside = (tt >= c0) & (tt < c0 + width)
             picked = torch.where(inside, lg[tq, (tt - c0).clamp(0, width - 1)], picked)
             cm, ca = lg.max(dim=-1)
-            better = cm > m                       # strict: the first maximum wins, as argmax
+            better = cm > m  # strict: the first maximum wins, as argmax
             am = torch.where(better, ca + c0, am)
             new_m = torch.maximum(m, cm)
             s = s * torch.exp(m - new_m) + lg.sub_(new_m[:, None]).exp_().sum(dim=-1)
             m = new_m
         lse = m + torch.log(s)
         lp_out[ta:tb] = picked - lse[tq]
-        best[r0:r0 + h.shape[0]] = am
+        best[r0 : r0 + h.shape[0]] = am
     return lp_out, best
 
 
@@ -594,6 +715,7 @@ class _Pending:
         if self.lp.device.type == "cpu":
             return self.lp.numpy().astype(np.float64), self.am.numpy()
         import torch
+
         both = torch.cat([self.lp.double(), self.am.double()]).cpu().numpy()
         n = self.lp.shape[0]
         return both[:n], both[n:].astype(np.int64)
@@ -614,8 +736,8 @@ def _buffer_cache(config, batch: int, capacity: int, prefix=None):
             self.n = 0
             if k0 is not None:
                 self._alloc(k0, v0)
-                self.keys[:, :, :k0.shape[2]] = k0
-                self.values[:, :, :v0.shape[2]] = v0
+                self.keys[:, :, : k0.shape[2]] = k0
+                self.values[:, :, : v0.shape[2]] = v0
                 self.n = k0.shape[2]
 
         def _alloc(self, k, v):
@@ -628,18 +750,21 @@ def _buffer_cache(config, batch: int, capacity: int, prefix=None):
             if not self.is_initialized:
                 self._alloc(key_states, value_states)
             m = key_states.shape[2]
-            self.keys[:, :, self.n:self.n + m] = key_states
-            self.values[:, :, self.n:self.n + m] = value_states
+            self.keys[:, :, self.n : self.n + m] = key_states
+            self.values[:, :, self.n : self.n + m] = value_states
             self.n += m
-            return self.keys[:, :, :self.n], self.values[:, :, :self.n]
+            return self.keys[:, :, : self.n], self.values[:, :, : self.n]
 
         def get_seq_length(self) -> int:
             return self.n
 
     cache = DynamicCache()
     n_layers = config.get_text_config().num_hidden_layers
-    cache.layers = ([BufferLayer(k, v) for k, v in prefix] if prefix is not None
-                    else [BufferLayer() for _ in range(n_layers)])
+    cache.layers = (
+        [BufferLayer(k, v) for k, v in prefix]
+        if prefix is not None
+        else [BufferLayer() for _ in range(n_layers)]
+    )
     cache.layer_class_to_replicate = None
     return cache
 
@@ -660,8 +785,11 @@ def attention_choice(requested: str, device: str) -> str:
     env = os.environ.get("NEGBENCH_ATTENTION")
     if env:
         if env not in IMPLEMENTATIONS:
-            raise ModelError(f"NEGBENCH_ATTENTION={env} is not an attention implementation here",
-                             where="NEGBENCH_ATTENTION", fix="use " + " or ".join(IMPLEMENTATIONS))
+            raise ModelError(
+                f"NEGBENCH_ATTENTION={env} is not an attention implementation here",
+                where="NEGBENCH_ATTENTION",
+                fix="use " + " or ".join(IMPLEMENTATIONS),
+            )
         return env
     return "sdpa"
 
@@ -672,21 +800,34 @@ def check_quantize(quantize: str | None, device: str) -> str | None:
     if not quantize or quantize == "none":
         return None
     if quantize not in QUANTIZE:
-        raise ModelError(f"unknown quantization '{quantize}'", where="--quantize",
-                         fix="use 8bit, or none for the weights' own precision")
+        raise ModelError(
+            f"unknown quantization '{quantize}'",
+            where="--quantize",
+            fix="use 8bit, or none for the weights' own precision",
+        )
     import torch
+
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if not device.startswith("cuda"):
-        why = ("this torch sees no CUDA GPU" if not torch.cuda.is_available()
-               else f"the device is '{device}'")
-        raise ModelError(f"--quantize {quantize} needs a CUDA GPU ({why})", where="--quantize",
-                         fix="run on a machine with a GPU (--device cuda), or drop --quantize")
+        why = (
+            "this torch sees no CUDA GPU"
+            if not torch.cuda.is_available()
+            else f"the device is '{device}'"
+        )
+        raise ModelError(
+            f"--quantize {quantize} needs a CUDA GPU ({why})",
+            where="--quantize",
+            fix="run on a machine with a GPU (--device cuda), or drop --quantize",
+        )
     import importlib.util
+
     if importlib.util.find_spec("bitsandbytes") is None:
-        raise ModelError(f"--quantize {quantize} needs the bitsandbytes package, which is not "
-                         "installed", where="--quantize",
-                         fix="pip install bitsandbytes (on a machine with a CUDA GPU)")
+        raise ModelError(
+            f"--quantize {quantize} needs the bitsandbytes package, which is not installed",
+            where="--quantize",
+            fix="pip install bitsandbytes (on a machine with a CUDA GPU)",
+        )
     return quantize
 
 
@@ -698,23 +839,31 @@ def fingerprint_of(fields: dict) -> str:
 def check_device(device: str) -> None:
     """A device this torch can use, checked before any weights are read."""
     import torch
+
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError):
-        raise ModelError(f"unknown device '{device}'", where="--device",
-                         fix="use cpu, cuda, cuda:N or auto") from None
+        raise ModelError(
+            f"unknown device '{device}'", where="--device", fix="use cpu, cuda, cuda:N or auto"
+        ) from None
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ModelError(f"--device {device} asked, but this torch ({torch.__version__}) "
-                             "sees no CUDA GPU", where="--device",
-                             fix="use --device cpu (or auto), or install a CUDA build of torch "
-                                 "on a machine with a GPU")
+            raise ModelError(
+                f"--device {device} asked, but this torch ({torch.__version__}) sees no CUDA GPU",
+                where="--device",
+                fix="use --device cpu (or auto), or install a CUDA build of torch "
+                "on a machine with a GPU",
+            )
         if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ModelError(f"--device {device}: only {torch.cuda.device_count()} GPU(s) here",
-                             where="--device", fix="use cuda:0 … cuda:N-1")
+            raise ModelError(
+                f"--device {device}: only {torch.cuda.device_count()} GPU(s) here",
+                where="--device",
+                fix="use cuda:0 … cuda:N-1",
+            )
     elif dev.type not in ("cpu", "mps"):
-        raise ModelError(f"unsupported device '{device}'", where="--device",
-                         fix="use cpu, cuda, cuda:N or auto")
+        raise ModelError(
+            f"unsupported device '{device}'", where="--device", fix="use cpu, cuda, cuda:N or auto"
+        )
 
 
 def check_gguf(path: Path) -> None:
@@ -722,6 +871,7 @@ def check_gguf(path: Path) -> None:
     download cut short otherwise fails deep inside the reader)."""
     try:
         from gguf import GGUFReader
+
         reader = GGUFReader(str(path))
         size = path.stat().st_size
         for t in reader.tensors:
@@ -730,10 +880,13 @@ def check_gguf(path: Path) -> None:
     except ModuleNotFoundError:
         raise
     except Exception as exc:
-        raise ModelError(f"the GGUF file {path} is damaged or incomplete "
-                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-                         where="--model", fix="download the file again (it may have been cut "
-                         "short), or reinstall the package that ships it") from exc
+        raise ModelError(
+            f"the GGUF file {path} is damaged or incomplete "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
+            where="--model",
+            fix="download the file again (it may have been cut "
+            "short), or reinstall the package that ships it",
+        ) from exc
 
 
 def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:
@@ -749,23 +902,35 @@ def check_adapter_base(adapter: str, source: ModelSource) -> dict | None:
         base = info.get("base_model") or {}
         recipe = info.get("recipe") or {}
     except (OSError, ValueError, AttributeError):
-        raise ModelError(f"{meta} is damaged", where="--adapter",
-                         fix="train the adapter again (negbench train), or delete the file to "
-                             "use the adapter without its provenance") from None
+        raise ModelError(
+            f"{meta} is damaged",
+            where="--adapter",
+            fix="train the adapter again (negbench train), or delete the file to "
+            "use the adapter without its provenance",
+        ) from None
     want = base.get("fingerprint")
     have = source_fingerprint(source)
     if want and want != have and not _converted_copy_of(source, want):
-        raise ModelError(f"the adapter {path} was trained on the base model '{base.get('spec')}' "
-                         f"({want[:24]}…), not on '{source.spec}' ({have[:24]}…)",
-                         where="--adapter",
-                         fix=f"evaluate it with --model {base.get('spec')} (the same weights), or "
-                             "train an adapter for this model")
+        raise ModelError(
+            f"the adapter {path} was trained on the base model '{base.get('spec')}' "
+            f"({want[:24]}…), not on '{source.spec}' ({have[:24]}…)",
+            where="--adapter",
+            fix=f"evaluate it with --model {base.get('spec')} (the same weights), or "
+            "train an adapter for this model",
+        )
     data = info.get("data") or {}
-    return {"path": str(path.resolve()), "recipe": recipe.get("name"), "paper": recipe.get("paper"),
-            "base_model": base.get("spec"), "base_fingerprint": want,
-            "data": data.get("spec"), "data_fingerprint": data.get("fingerprint"),
-            "tokenizer": (data.get("tokenized") or {}).get("tokenizer"),
-            "steps": info.get("steps"), "trained": info.get("finished")}
+    return {
+        "path": str(path.resolve()),
+        "recipe": recipe.get("name"),
+        "paper": recipe.get("paper"),
+        "base_model": base.get("spec"),
+        "base_fingerprint": want,
+        "data": data.get("spec"),
+        "data_fingerprint": data.get("fingerprint"),
+        "tokenizer": (data.get("tokenized") or {}).get("tokenizer"),
+        "steps": info.get("steps"),
+        "trained": info.get("finished"),
+    }
 
 
 def _converted_copy_of(source: ModelSource, gguf_fp: str) -> bool:
@@ -774,22 +939,32 @@ def _converted_copy_of(source: ModelSource, gguf_fp: str) -> bool:
     if not (gguf_fp.startswith("gguf:") and source.folder and not source.gguf_file):
         return False
     folder = Path(source.folder)
-    return ((folder / ".complete").is_file()
-            and folder.name.endswith("-" + gguf_fp.split(":", 1)[1][:20])
-            and folder.resolve().parent == (cache_root() / "models").resolve())
+    return (
+        (folder / ".complete").is_file()
+        and folder.name.endswith("-" + gguf_fp.split(":", 1)[1][:20])
+        and folder.resolve().parent == (cache_root() / "models").resolve()
+    )
 
 
 def _attach_adapter(model, adapter: str):
     try:
         from peft import PeftModel
     except ImportError as exc:
-        raise ModelError("LoRA adapters need peft", where="--adapter",
-                         fix="pip install 'negbench[lora]'") from exc
+        raise ModelError(
+            "LoRA adapters need peft", where="--adapter", fix="pip install 'negbench[lora]'"
+        ) from exc
     path = Path(adapter).expanduser()
     try:
         model = PeftModel.from_pretrained(model, str(path) if path.exists() else adapter)
     except (OSError, ValueError) as exc:
-        raise ModelError(f"could not load LoRA adapter '{adapter}': {exc}".splitlines()[0],
-                         where="--adapter", fix="give a folder with adapter_config.json") from exc
-    fp = source_fingerprint(ModelSource(adapter, folder=str(path))) if path.is_dir() else f"hub:{adapter}"
+        raise ModelError(
+            f"could not load LoRA adapter '{adapter}': {exc}".splitlines()[0],
+            where="--adapter",
+            fix="give a folder with adapter_config.json",
+        ) from exc
+    fp = (
+        source_fingerprint(ModelSource(adapter, folder=str(path)))
+        if path.is_dir()
+        else f"hub:{adapter}"
+    )
     return model.merge_and_unload(), fp

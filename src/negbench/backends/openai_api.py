@@ -27,6 +27,7 @@ How each request kind is asked (see ``docs/backends.md``):
 OpenAI's hosted chat models return no prompt log-probabilities: log-likelihood and next-token
 modes fail before the run starts, naming the generation modes to use instead.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -36,17 +37,37 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from negbench.backends.api_common import (ApiError, Fatal, LocalTokenizer, Malformed, Retryable,
-                                          Transport, TransportConfig, Usage, api_key_from_env,
-                                          apply_stops, chat_marker, check_url, finite_logprob,
-                                          parse_retry_after, prompt_messages, scrub)
+from negbench.backends.api_common import (
+    ApiError,
+    Fatal,
+    LocalTokenizer,
+    Malformed,
+    Retryable,
+    Transport,
+    TransportConfig,
+    Usage,
+    api_key_from_env,
+    apply_stops,
+    chat_marker,
+    check_url,
+    finite_logprob,
+    parse_retry_after,
+    prompt_messages,
+    scrub,
+)
 from negbench.backends.base import RequestJob
-from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
-                               LoglikelihoodResponse, NextTokenRequest, NextTokenResponse)
+from negbench.core.requests import (
+    GenerationRequest,
+    GenerationResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    NextTokenRequest,
+    NextTokenResponse,
+)
 
 log = logging.getLogger("negbench")
 
-API_NUMERICS = "1"       # bump when a change alters answers, so cached ones are not reused
+API_NUMERICS = "1"  # bump when a change alters answers, so cached ones are not reused
 SCORED_KINDS = ("loglikelihood", "next_token")
 
 
@@ -57,14 +78,17 @@ def is_openai_spec(spec: str) -> bool:
 def parse_spec(spec: str) -> tuple[str, str | None, str | None]:
     """(flavour, base URL, model): ``openai:MODEL`` or ``openai-compatible:URL[#MODEL]``."""
     if spec.startswith("openai-compatible:"):
-        rest = spec[len("openai-compatible:"):]
+        rest = spec[len("openai-compatible:") :]
         url, _, model = rest.partition("#")
         return "openai-compatible", check_url(url), model or None
     if spec.startswith("openai:"):
-        model = spec[len("openai:"):]
+        model = spec[len("openai:") :]
         if not model:
-            raise ApiError("no model name after 'openai:'", where="--model",
-                           fix="e.g. --model openai:gpt-4o-mini")
+            raise ApiError(
+                "no model name after 'openai:'",
+                where="--model",
+                fix="e.g. --model openai:gpt-4o-mini",
+            )
         return "openai", None, model
     raise ApiError(f"not an OpenAI model spec: {spec!r}", where="--model")
 
@@ -75,8 +99,10 @@ def _choices(body: Any, n: int) -> list[dict]:
         raise Malformed("the body is not a JSON object")
     ch = body.get("choices")
     if not isinstance(ch, list) or len(ch) != n or not all(isinstance(c, dict) for c in ch):
-        raise Malformed(f"expected {n} choice(s), got {type(ch).__name__}"
-                        + (f" of {len(ch)}" if isinstance(ch, list) else ""))
+        raise Malformed(
+            f"expected {n} choice(s), got {type(ch).__name__}"
+            + (f" of {len(ch)}" if isinstance(ch, list) else "")
+        )
     try:
         return sorted(ch, key=lambda c: int(c.get("index", 0)))
     except (TypeError, ValueError):
@@ -129,8 +155,11 @@ def _echo_lp(choice: dict, n_prompt: int, start: int) -> list[tuple[float, bool]
 def parse_loglikelihood(body: Any, job: RequestJob, protocol: str) -> LoglikelihoodResponse:
     c = _choices(body, 1)[0]
     start = len(job.tokens) - job.n_scored
-    vals = (_prompt_lp(c, job.tokens, start) if protocol == "prompt_logprobs"
-            else _echo_lp(c, len(job.tokens), start))
+    vals = (
+        _prompt_lp(c, job.tokens, start)
+        if protocol == "prompt_logprobs"
+        else _echo_lp(c, len(job.tokens), start)
+    )
     return LoglikelihoodResponse(sum(v for v, _ in vals), len(vals), all(g for _, g in vals))
 
 
@@ -139,8 +168,11 @@ def parse_next_token(body: Any, job: RequestJob, protocol: str) -> NextTokenResp
     lps, ids = {}, {}
     n = len(job.tokens)
     for (lab, tid), c in zip(job.labels, ch):
-        vals = (_prompt_lp(c, job.tokens + [tid], n) if protocol == "prompt_logprobs"
-                else _echo_lp(c, n + 1, n))
+        vals = (
+            _prompt_lp(c, job.tokens + [tid], n)
+            if protocol == "prompt_logprobs"
+            else _echo_lp(c, n + 1, n)
+        )
         lps[lab], ids[lab] = vals[0][0], tid
     return NextTokenResponse(lps, ids)
 
@@ -186,9 +218,15 @@ def _generation(body: dict, c: dict, text: str, stop) -> GenerationResponse:
 
 def answer_meta(body: dict) -> dict:
     usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-    return {"served_model": body.get("model"), "system_fingerprint": body.get("system_fingerprint"),
-            "usage": {k: usage.get(k) for k in ("prompt_tokens", "completion_tokens")
-                      if isinstance(usage.get(k), int)}}
+    return {
+        "served_model": body.get("model"),
+        "system_fingerprint": body.get("system_fingerprint"),
+        "usage": {
+            k: usage.get(k)
+            for k in ("prompt_tokens", "completion_tokens")
+            if isinstance(usage.get(k), int)
+        },
+    }
 
 
 def decode_body(text: str) -> Any:
@@ -204,29 +242,43 @@ class OpenAIBackend:
 
     level = "request"
 
-    def __init__(self, spec: str, *, tokenizer: str | None = None, add_bos: str | bool = "auto",
-                 max_length: int | None = None, api_key_env: str | None = None,
-                 transport: TransportConfig | None = None, weights_folder: str | None = None,
-                 served_by: str | None = None, fingerprint_extra: dict | None = None):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        tokenizer: str | None = None,
+        add_bos: str | bool = "auto",
+        max_length: int | None = None,
+        api_key_env: str | None = None,
+        transport: TransportConfig | None = None,
+        weights_folder: str | None = None,
+        served_by: str | None = None,
+        fingerprint_extra: dict | None = None,
+    ):
         try:
             import openai
         except ModuleNotFoundError:
-            raise ApiError("the OpenAI backend needs the Python package 'openai'",
-                           fix="pip install 'negbench[api]'") from None
+            raise ApiError(
+                "the OpenAI backend needs the Python package 'openai'",
+                fix="pip install 'negbench[api]'",
+            ) from None
         self.openai = openai
-        for name in ("httpx", "httpx2", "openai"):     # no line per HTTP request at INFO level
+        for name in ("httpx", "httpx2", "openai"):  # no line per HTTP request at INFO level
             logging.getLogger(name).setLevel(logging.WARNING)
         self.spec = spec
         self.flavour, self.base_url, model = parse_spec(spec)
         self.name = self.flavour
         self.cfg = transport or TransportConfig()
-        env = api_key_env or ("OPENAI_API_KEY" if self.flavour == "openai" else "OPENAI_COMPATIBLE_API_KEY")
+        env = api_key_env or (
+            "OPENAI_API_KEY" if self.flavour == "openai" else "OPENAI_COMPATIBLE_API_KEY"
+        )
         key = api_key_from_env(env, required=self.flavour == "openai", spec=spec)
         self._secrets = [key]
-        self.client = openai.OpenAI(api_key=key or "EMPTY", base_url=self.base_url,
-                                    max_retries=0, timeout=self.cfg.timeout)
+        self.client = openai.OpenAI(
+            api_key=key or "EMPTY", base_url=self.base_url, max_retries=0, timeout=self.cfg.timeout
+        )
         self.transport = Transport(self.cfg, self._describe, self._secrets)
-        self.protocol: str | None = None           # "prompt_logprobs" | "echo" | "none"
+        self.protocol: str | None = None  # "prompt_logprobs" | "echo" | "none"
         info: dict[str, Any] = {}
         if self.flavour == "openai-compatible":
             info = self._server_model(model)
@@ -241,17 +293,28 @@ class OpenAIBackend:
         self.tokenizes = self.tok is not None
         server_max = info.get("max_model_len")
         limits = [x for x in (max_length, (server_max - 2) if server_max else None) if x]
-        if not limits and self.tok and self.tok.model_max_length and self.tok.model_max_length < 10**7:
+        if (
+            not limits
+            and self.tok
+            and self.tok.model_max_length
+            and self.tok.model_max_length < 10**7
+        ):
             limits.append(self.tok.model_max_length)
         self.max_length = min(limits) if limits else 4096
         self.usage = Usage(model)
-        fp = {"backend": self.flavour, "api": API_NUMERICS, "model": model,
-              "tokenizer": self.tok.fingerprint() if self.tok else None,
-              "add_bos": self.tok.add_bos if self.tok else None, "max_length": self.max_length}
+        fp = {
+            "backend": self.flavour,
+            "api": API_NUMERICS,
+            "model": model,
+            "tokenizer": self.tok.fingerprint() if self.tok else None,
+            "add_bos": self.tok.add_bos if self.tok else None,
+            "max_length": self.max_length,
+        }
         fp.update(fingerprint_extra or {})
         wf = weights_folder or (root if root and Path(root, "config.json").is_file() else None)
         if wf:
             from negbench.backends.sources import ModelSource, source_fingerprint
+
             fp["weights"] = source_fingerprint(ModelSource(wf, folder=str(Path(wf).resolve())))
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
         self.fingerprint_info = dict(fp)
@@ -268,6 +331,7 @@ class OpenAIBackend:
     def _server_model(self, model: str | None) -> dict:
         def call():
             return self._http(lambda: self.client.models.with_raw_response.list())
+
         body = self.transport.with_retries(call, "the model list (GET /models)")
         data = body.get("data") if isinstance(body, dict) else None
         if not isinstance(data, list) or not data:
@@ -278,9 +342,11 @@ class OpenAIBackend:
         for d in data:
             if isinstance(d, dict) and d.get("id") == model:
                 return d
-        raise ApiError(f"{self._describe()} serves no model {model!r} (it serves: "
-                       f"{', '.join(map(str, ids))})", where="--model",
-                       fix=f"openai-compatible:{self.base_url}#{ids[0]}")
+        raise ApiError(
+            f"{self._describe()} serves no model {model!r} (it serves: {', '.join(map(str, ids))})",
+            where="--model",
+            fix=f"openai-compatible:{self.base_url}#{ids[0]}",
+        )
 
     # -- one HTTP exchange -----------------------------------------------------------------------
     def _http(self, send) -> Any:
@@ -291,23 +357,28 @@ class OpenAIBackend:
         except o.APITimeoutError as exc:
             raise Retryable(f"timeout ({exc.__class__.__name__})", kind="timeout") from None
         except o.APIConnectionError as exc:
-            raise Retryable(f"connection failed: {scrub(str(exc), self._secrets)}",
-                            kind="connection") from None
+            raise Retryable(
+                f"connection failed: {scrub(str(exc), self._secrets)}", kind="connection"
+            ) from None
         except o.APIStatusError as exc:
             status = exc.status_code
             msg = scrub(str(exc), self._secrets)[:300]
             if status == 429 or status == 408 or status == 409 or status >= 500:
                 kind = "429" if status == 429 else ("5xx" if status >= 500 else str(status))
-                raise Retryable(f"HTTP {status}: {msg}",
-                                parse_retry_after(getattr(exc.response, "headers", None)),
-                                kind=kind) from None
+                raise Retryable(
+                    f"HTTP {status}: {msg}",
+                    parse_retry_after(getattr(exc.response, "headers", None)),
+                    kind=kind,
+                ) from None
             raise Fatal(f"HTTP {status}: {msg}") from None
-        except o.APIError as exc:          # e.g. a response that failed validation
+        except o.APIError as exc:  # e.g. a response that failed validation
             raise Malformed(scrub(str(exc), self._secrets)[:300]) from None
         try:
             text = raw.http_response.text
         except Exception as exc:  # noqa: BLE001 - a body cut off mid-read
-            raise Retryable(f"reading the body failed: {exc.__class__.__name__}", kind="connection") from None
+            raise Retryable(
+                f"reading the body failed: {exc.__class__.__name__}", kind="connection"
+            ) from None
         return decode_body(text)
 
     # -- capabilities ----------------------------------------------------------------------------
@@ -316,29 +387,36 @@ class OpenAIBackend:
         if not scored:
             return
         if self.flavour == "openai":
-            raise ApiError(f"the OpenAI API returns no prompt log-probabilities, so the "
-                           f"{'/'.join(scored)} modes cannot be scored with {self.spec}",
-                           where="--model / --modes",
-                           fix="use a generation mode (e.g. --modes gen; see 'negbench tasks': "
-                               "the modes of kind 'generate'), or serve an open model with vLLM "
-                               "(--model vllm:PATH or openai-compatible:URL#NAME)")
+            raise ApiError(
+                f"the OpenAI API returns no prompt log-probabilities, so the "
+                f"{'/'.join(scored)} modes cannot be scored with {self.spec}",
+                where="--model / --modes",
+                fix="use a generation mode (e.g. --modes gen; see 'negbench tasks': "
+                "the modes of kind 'generate'), or serve an open model with vLLM "
+                "(--model vllm:PATH or openai-compatible:URL#NAME)",
+            )
         if not self.tokenizes:
-            raise ApiError(f"scoring {'/'.join(scored)} through {self.spec} needs the served "
-                           "model's tokenizer (to split context and continuation exactly)",
-                           where="--model", fix="pass --tokenizer FOLDER (the served model's "
-                           "folder), or use a generation mode")
+            raise ApiError(
+                f"scoring {'/'.join(scored)} through {self.spec} needs the served "
+                "model's tokenizer (to split context and continuation exactly)",
+                where="--model",
+                fix="pass --tokenizer FOLDER (the served model's folder), or use a generation mode",
+            )
         self._probe_protocol(scored)
 
     def _probe_protocol(self, scored) -> None:
         if self.protocol in ("prompt_logprobs", "echo"):
             return
-        ids = self.tok.encode("Hello world", add_special_tokens=False)[:2] or [self.tok.prefix_token_id]
+        ids = self.tok.encode("Hello world", add_special_tokens=False)[:2] or [
+            self.tok.prefix_token_id
+        ]
         probe = RequestJob("probe", None, [self.tok.prefix_token_id] + ids, len(ids))
         for proto in ("prompt_logprobs", "echo"):
-            try:          # transport failures are retried; a well-formed answer without
-                body = self.transport.with_retries(      # the log-probabilities is a "no"
+            try:  # transport failures are retried; a well-formed answer without
+                body = self.transport.with_retries(  # the log-probabilities is a "no"
                     lambda: self._http(lambda: self._completion_raw(probe.tokens, proto)),
-                    "a log-probability probe")
+                    "a log-probability probe",
+                )
                 parse_loglikelihood(body, probe, proto)
             except (ApiError, Malformed) as exc:
                 if isinstance(exc, ApiError) and "did not answer" in exc.what:
@@ -348,16 +426,23 @@ class OpenAIBackend:
             self.fingerprint_info["logprobs_protocol"] = proto
             return
         self.protocol = "none"
-        raise ApiError(f"{self._describe()} returns no prompt log-probabilities (neither vLLM's "
-                       f"prompt_logprobs nor echo + logprobs), so the {'/'.join(scored)} modes "
-                       "cannot be scored", where="--model / --modes",
-                       fix="use a generation mode, or a server that returns prompt "
-                           "log-probabilities (vLLM: --model vllm:PATH)")
+        raise ApiError(
+            f"{self._describe()} returns no prompt log-probabilities (neither vLLM's "
+            f"prompt_logprobs nor echo + logprobs), so the {'/'.join(scored)} modes "
+            "cannot be scored",
+            where="--model / --modes",
+            fix="use a generation mode, or a server that returns prompt "
+            "log-probabilities (vLLM: --model vllm:PATH)",
+        )
 
     # -- requests --------------------------------------------------------------------------------
     def _completion_raw(self, prompt, protocol: str):
-        kw: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": 1,
-                              "temperature": 0.0}
+        kw: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
         if protocol == "prompt_logprobs":
             kw["extra_body"] = {"prompt_logprobs": 1}
         else:
@@ -375,23 +460,36 @@ class OpenAIBackend:
             raise TypeError(f"unknown request {r!r}")
         use_chat = self.flavour == "openai" or not self.tokenizes or r.context.startswith("\x00")
         if use_chat:
-            kw = {"model": self.model, "messages": prompt_messages(r.context), "temperature": 0.0,
-                  "seed": self.cfg.seed}
+            kw = {
+                "model": self.model,
+                "messages": prompt_messages(r.context),
+                "temperature": 0.0,
+                "seed": self.cfg.seed,
+            }
             kw["max_completion_tokens" if self.flavour == "openai" else "max_tokens"] = r.max_tokens
             stops = [s for s in r.stop if s]
             if stops:
                 kw["stop"] = stops[:4] if self.flavour == "openai" else stops
             return "chat", kw
-        kw = {"model": self.model, "prompt": job.tokens, "max_tokens": r.max_tokens,
-              "temperature": 0.0, "seed": self.cfg.seed}
+        kw = {
+            "model": self.model,
+            "prompt": job.tokens,
+            "max_tokens": r.max_tokens,
+            "temperature": 0.0,
+            "seed": self.cfg.seed,
+        }
         stops = [s for s in r.stop if s]
         if stops:
             kw["stop"] = stops
         return "completions", kw
 
     def _scoring_kw(self, prompt) -> dict:
-        kw: dict[str, Any] = {"model": self.model, "prompt": prompt, "max_tokens": 1,
-                              "temperature": 0.0}
+        kw: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
         if self.protocol == "prompt_logprobs":
             kw["extra_body"] = {"prompt_logprobs": 1}
         else:
@@ -414,6 +512,7 @@ class OpenAIBackend:
             else:
                 resp = parse_completion_text(body, r.stop)
             return resp, answer_meta(body)
+
         resp, meta = self.transport.with_retries(call, f"a {r.kind} request")
         self.usage.add(meta)
         return resp, meta
@@ -424,13 +523,18 @@ class OpenAIBackend:
         st = self.transport.stats
         before = (st.calls, st.retries)
         try:
-            self.transport.run_all(jobs, self._one,
-                                   lambda items: done([(j.key, j.request, resp, meta)
-                                                       for j, resp, meta in items]))
+            self.transport.run_all(
+                jobs,
+                self._one,
+                lambda items: done([(j.key, j.request, resp, meta) for j, resp, meta in items]),
+            )
         finally:
             self.fingerprint_info["api_usage"] = self.usage.summary()
-            self.fingerprint_info["transport"] = {"calls": st.calls, "retries": st.retries,
-                                                  "faults": dict(st.faults)}
+            self.fingerprint_info["transport"] = {
+                "calls": st.calls,
+                "retries": st.retries,
+                "faults": dict(st.faults),
+            }
         return {"calls": st.calls - before[0], "retries": st.retries - before[1]}
 
     # -- prompts ---------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ its tokens are the decoder labels; an empty context is replaced by the prefix to
 EOS).  Next-token label probabilities are read at the first decoder step, as the
 This-is-not-a-Dataset code does for T5.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,17 +36,33 @@ from negbench.backends.tokenizing import as_list
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.errors import ModelError
 from negbench.backends.sources import resolve, source_fingerprint
-from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
-                               LoglikelihoodResponse, NextTokenRequest, NextTokenResponse, Request,
-                               Response)
+from negbench.core.requests import (
+    GenerationRequest,
+    GenerationResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    NextTokenRequest,
+    NextTokenResponse,
+    Request,
+    Response,
+)
 
 log = logging.getLogger("negbench")
 
-SEQ2SEQ_NUMERICS_VERSION = "1"     # bump when a change alters scores (cache keys change with it)
-TOKENIZER_INFINITY = 1000000000000000019884624838656    # transformers' "no model_max_length"
-_GEN_PROCESSORS = ("repetition_penalty", "no_repeat_ngram_size", "forced_bos_token_id",
-                   "forced_eos_token_id", "min_length", "min_new_tokens", "bad_words_ids",
-                   "suppress_tokens", "begin_suppress_tokens", "encoder_no_repeat_ngram_size")
+SEQ2SEQ_NUMERICS_VERSION = "1"  # bump when a change alters scores (cache keys change with it)
+TOKENIZER_INFINITY = 1000000000000000019884624838656  # transformers' "no model_max_length"
+_GEN_PROCESSORS = (
+    "repetition_penalty",
+    "no_repeat_ngram_size",
+    "forced_bos_token_id",
+    "forced_eos_token_id",
+    "min_length",
+    "min_new_tokens",
+    "bad_words_ids",
+    "suppress_tokens",
+    "begin_suppress_tokens",
+    "encoder_no_repeat_ngram_size",
+)
 
 
 class Seq2SeqBackend(HFBackend):
@@ -59,20 +76,33 @@ class Seq2SeqBackend(HFBackend):
 
     name = "hf-seq2seq"
     level = "request"
-    tokenizes = False          # the engine sends requests; tokenisation is lm-eval's seq2seq rule
+    tokenizes = False  # the engine sends requests; tokenisation is lm-eval's seq2seq rule
     _auto_model = "AutoModelForSeq2SeqLM"
 
-    def __init__(self, model: str, *, dtype: str = "auto", device: str = "auto",
-                 adapter: str | None = None, add_bos: str | bool = "auto",
-                 max_length: int | None = None, attn_implementation: str = "sdpa",
-                 revision: str | None = None, threads: int | None = None,
-                 batch_size: int = 32, gen_batch_size: int = 16, max_batch_tokens: int = 32768):
+    def __init__(
+        self,
+        model: str,
+        *,
+        dtype: str = "auto",
+        device: str = "auto",
+        adapter: str | None = None,
+        add_bos: str | bool = "auto",
+        max_length: int | None = None,
+        attn_implementation: str = "sdpa",
+        revision: str | None = None,
+        threads: int | None = None,
+        batch_size: int = 32,
+        gen_batch_size: int = 16,
+        max_batch_tokens: int = 32768,
+    ):
         self._init_runtime(device, dtype, threads)
         self.source = resolve(model)
         if self.source.gguf_file:
-            raise ModelError(f"'{model}' is a GGUF file; encoder-decoder models load from a "
-                             "transformers folder", where="--model",
-                             fix="point --model at the model's transformers folder")
+            raise ModelError(
+                f"'{model}' is a GGUF file; encoder-decoder models load from a transformers folder",
+                where="--model",
+                fix="point --model at the model's transformers folder",
+            )
         adapter_fp, _ = self._load_model(adapter, attn_implementation, revision)
         cfg = self.model.config
         self.model_type = getattr(cfg, "model_type", "")
@@ -85,32 +115,49 @@ class Seq2SeqBackend(HFBackend):
         if tok.pad_token_id is None:
             tok.pad_token = tok.eos_token
         gen = getattr(self.model, "generation_config", None)
-        start = _first(getattr(gen, "decoder_start_token_id", None),
-                       getattr(cfg, "decoder_start_token_id", None),
-                       getattr(gen, "bos_token_id", None), tok.pad_token_id)
+        start = _first(
+            getattr(gen, "decoder_start_token_id", None),
+            getattr(cfg, "decoder_start_token_id", None),
+            getattr(gen, "bos_token_id", None),
+            tok.pad_token_id,
+        )
         self.decoder_start_token_id = int(start)
         self.eos_ids = set(as_list(getattr(gen, "eos_token_id", None)) + as_list(tok.eos_token_id))
-        ignored = [k for k in _GEN_PROCESSORS if gen is not None and getattr(gen, k, None)
-                   not in (None, 0, 1.0, [], ())]
+        ignored = [
+            k
+            for k in _GEN_PROCESSORS
+            if gen is not None and getattr(gen, k, None) not in (None, 0, 1.0, [], ())
+        ]
         if ignored:
-            log.warning("greedy generation ignores these generation_config settings of %s: %s",
-                        model, ", ".join(ignored))
+            log.warning(
+                "greedy generation ignores these generation_config settings of %s: %s",
+                model,
+                ", ".join(ignored),
+            )
         self.batch_size = batch_size
         self.gen_batch_size = gen_batch_size
         self.max_batch_tokens = max_batch_tokens
-        self.encoded_contexts = 0          # contexts run through the encoder (statistics, tests)
+        self.encoded_contexts = 0  # contexts run through the encoder (statistics, tests)
         self.model_calls = 0
-        self._tokens = self._naive = 0     # tokens forwarded / a one-request-at-a-time loop's
-        fp = {"backend": "hf-seq2seq", "numerics": SEQ2SEQ_NUMERICS_VERSION,
-              "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
-              "adapter": adapter_fp, "dtype": dtype, "special_tokens": self.add_bos,
-              "max_length": self.max_length, "decoder_start": self.decoder_start_token_id,
-              "tokenizer": tokenizer_fingerprint(self.tokenizer)}
+        self._tokens = self._naive = 0  # tokens forwarded / a one-request-at-a-time loop's
+        fp = {
+            "backend": "hf-seq2seq",
+            "numerics": SEQ2SEQ_NUMERICS_VERSION,
+            "weights": source_fingerprint(self.source, getattr(cfg, "_commit_hash", None)),
+            "adapter": adapter_fp,
+            "dtype": dtype,
+            "special_tokens": self.add_bos,
+            "max_length": self.max_length,
+            "decoder_start": self.decoder_start_token_id,
+            "tokenizer": tokenizer_fingerprint(self.tokenizer),
+        }
         self.fingerprint_info = fp
         self.fingerprint = hashlib.sha256(json.dumps(fp, sort_keys=True).encode()).hexdigest()[:32]
 
     # -- tokenisation (lm-eval 0.4 HFLM, backend="seq2seq") -------------------------------------
-    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
+    def encode_batch(
+        self, texts: list[str], add_special_tokens: bool | None = None
+    ) -> list[list[int]]:
         if not texts:
             return []
         special = self.add_bos if add_special_tokens is None else add_special_tokens
@@ -119,10 +166,12 @@ class Seq2SeqBackend(HFBackend):
     def _tokenize_scored(self, reqs: list[Request]):
         """(encoder input, continuation ids | None, labels | None) per request."""
         L = self.max_length
-        out: list[tuple[list[int], list[int] | None, list[tuple[str, int]] | None]] = [None] * len(reqs)
+        out: list[tuple[list[int], list[int] | None, list[tuple[str, int]] | None]] = [None] * len(
+            reqs
+        )
         ll = [(i, r) for i, r in enumerate(reqs) if isinstance(r, LoglikelihoodRequest)]
         pairs = []
-        for _, r in ll:                       # lm-eval _encode_pair: trailing space moves over
+        for _, r in ll:  # lm-eval _encode_pair: trailing space moves over
             ctx, cont = r.context, r.continuation
             n_sp = len(ctx) - len(ctx.rstrip())
             if n_sp:
@@ -133,7 +182,7 @@ class Seq2SeqBackend(HFBackend):
         for (i, r), (c, _), ce in zip(ll, pairs, cont_enc):
             if c:
                 enc = next(ctx_enc)
-            elif ce[:1] == [self.prefix_token_id] and len(ce) > 1:   # lm-eval, empty context
+            elif ce[:1] == [self.prefix_token_id] and len(ce) > 1:  # lm-eval, empty context
                 enc, ce = ce[:1], ce[1:]
             else:
                 enc = [self.prefix_token_id]
@@ -167,15 +216,25 @@ class Seq2SeqBackend(HFBackend):
         scored = [j for j in jobs if not isinstance(j.request, GenerationRequest)]
         gens = [j for j in jobs if isinstance(j.request, GenerationRequest)]
         if scored:
-            self._score([j.request for j in scored],
-                        lambda items: done([(scored[i].key, scored[i].request, resp, None)
-                                            for i, resp in items]))
+            self._score(
+                [j.request for j in scored],
+                lambda items: done(
+                    [(scored[i].key, scored[i].request, resp, None) for i, resp in items]
+                ),
+            )
         if gens:
-            self._generate([j.request for j in gens],
-                           lambda items: done([(gens[i].key, gens[i].request, resp, None)
-                                               for i, resp in items]))
-        return {"calls": self.model_calls - calls0, "retries": 0, "prompt_tokens": self._tokens,
-                "naive_tokens": self._naive}
+            self._generate(
+                [j.request for j in gens],
+                lambda items: done(
+                    [(gens[i].key, gens[i].request, resp, None) for i, resp in items]
+                ),
+            )
+        return {
+            "calls": self.model_calls - calls0,
+            "retries": 0,
+            "prompt_tokens": self._tokens,
+            "naive_tokens": self._naive,
+        }
 
     def score_requests(self, requests: Sequence[Request]) -> list[Response]:
         """Answers in request order (no dedup, no cache: the engine's job)."""
@@ -184,6 +243,7 @@ class Seq2SeqBackend(HFBackend):
         def put(items):
             for i, resp in items:
                 out[i] = resp
+
         reqs = list(requests)
         sc = [i for i, r in enumerate(reqs) if not isinstance(r, GenerationRequest)]
         gn = [i for i, r in enumerate(reqs) if isinstance(r, GenerationRequest)]
@@ -200,7 +260,7 @@ class Seq2SeqBackend(HFBackend):
         self._naive += sum(len(e) + (len(c) if c else 1) for e, c, _ in toks)
         ctx_index: dict[tuple[int, ...], int] = {}
         ctxs: list[list[int]] = []
-        members: list[list[int]] = []                 # context -> request indices
+        members: list[list[int]] = []  # context -> request indices
         for i, (enc, _, _) in enumerate(toks):
             c = ctx_index.setdefault(tuple(enc), len(ctxs))
             if c == len(ctxs):
@@ -211,7 +271,7 @@ class Seq2SeqBackend(HFBackend):
         for batch in _cut(order, lambda c: len(ctxs[c]), self.batch_size, self.max_batch_tokens):
             enc_out, mask = self._encode([ctxs[c] for c in batch])
             # step 0 answers next-token requests and the first token of every continuation
-            asks0: list[tuple[int, int]] = []         # (position in batch, token)
+            asks0: list[tuple[int, int]] = []  # (position in batch, token)
             for b, c in enumerate(batch):
                 for i in members[c]:
                     _, cont, labels = toks[i]
@@ -220,34 +280,41 @@ class Seq2SeqBackend(HFBackend):
             first = dict(zip(asks0, lp0))
             # decoder rows: per context, the distinct continuations[:-1], minus those that are a
             # prefix of another one (a longer row scores them too: the decoder is causal)
-            rows: list[tuple[int, list[int]]] = []    # (position in batch, decoder tokens)
+            rows: list[tuple[int, list[int]]] = []  # (position in batch, decoder tokens)
             row_of: dict[tuple[int, tuple[int, ...]], int] = {}
             for b, c in enumerate(batch):
-                heads = sorted({tuple(toks[i][1][:-1]) for i in members[c]
-                                if toks[i][1] is not None and len(toks[i][1]) > 1})
+                heads = sorted(
+                    {
+                        tuple(toks[i][1][:-1])
+                        for i in members[c]
+                        if toks[i][1] is not None and len(toks[i][1]) > 1
+                    }
+                )
                 for k, h in enumerate(heads):
-                    if k + 1 < len(heads) and heads[k + 1][:len(h)] == h:
+                    if k + 1 < len(heads) and heads[k + 1][: len(h)] == h:
                         continue
                     rows.append((b, list(h)))
                     for n in range(1, len(h) + 1):
                         row_of[(b, h[:n])] = len(rows) - 1
             # each continuation c (m tokens) reads its row at positions 0..m-2: the row's own next
             # tokens up to m-3, and its own last token at m-2
-            last: dict[int, list[tuple[int, int, int]]] = {}   # row -> (request, position, token)
+            last: dict[int, list[tuple[int, int, int]]] = {}  # row -> (request, position, token)
             for b, c in enumerate(batch):
                 for i in members[c]:
                     cont = toks[i][1]
                     if cont is not None and len(cont) > 1:
                         r = row_of[(b, tuple(cont[:-1]))]
                         last.setdefault(r, []).append((i, len(cont) - 2, cont[-1]))
-            res: dict[int, tuple[float, bool]] = {}          # request -> (sum over rows, greedy)
+            res: dict[int, tuple[float, bool]] = {}  # request -> (sum over rows, greedy)
             S = enc_out.last_hidden_state.shape[1]
             row_order = sorted(range(len(rows)), key=lambda r: -len(rows[r][1]))
-            for rb in _cut(row_order, lambda r: S + len(rows[r][1]), self.batch_size,
-                           self.max_batch_tokens):
+            for rb in _cut(
+                row_order, lambda r: S + len(rows[r][1]), self.batch_size, self.max_batch_tokens
+            ):
                 asks = [(j, p, t) for j, r in enumerate(rb) for _, p, t in last[r]]
-                own_cum, own_bad, ask_lp, ask_ok = self._continue([rows[r] for r in rb], enc_out,
-                                                                  mask, cache, asks)
+                own_cum, own_bad, ask_lp, ask_ok = self._continue(
+                    [rows[r] for r in rb], enc_out, mask, cache, asks
+                )
                 k = 0
                 for j, r in enumerate(rb):
                     for i, p, _ in last[r]:
@@ -260,8 +327,15 @@ class Seq2SeqBackend(HFBackend):
                 for i in members[c]:
                     _, cont, labels = toks[i]
                     if labels is not None:
-                        answers.append((i, NextTokenResponse({lab: first[(b, t)] for lab, t in labels},
-                                                             {lab: t for lab, t in labels})))
+                        answers.append(
+                            (
+                                i,
+                                NextTokenResponse(
+                                    {lab: first[(b, t)] for lab, t in labels},
+                                    {lab: t for lab, t in labels},
+                                ),
+                            )
+                        )
                         continue
                     total, greedy = first[(b, cont[0])], am0[b] == cont[0]
                     if len(cont) > 1:
@@ -277,8 +351,8 @@ class Seq2SeqBackend(HFBackend):
         ids = torch.full((len(ctxs), S), self.tokenizer.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(ctxs), S), dtype=torch.long)
         for b, c in enumerate(ctxs):
-            ids[b, :len(c)] = torch.tensor(c)
-            mask[b, :len(c)] = 1
+            ids[b, : len(c)] = torch.tensor(c)
+            mask[b, : len(c)] = 1
         ids, mask = ids.to(self.device), mask.to(self.device)
         with torch.inference_mode():
             out = self.model.get_encoder()(input_ids=ids, attention_mask=mask, return_dict=True)
@@ -294,22 +368,42 @@ class Seq2SeqBackend(HFBackend):
         the continuations resume."""
         torch = self.torch
         from transformers import DynamicCache, EncoderDecoderCache
+
         C = mask.shape[0]
-        start = torch.full((C, 1), self.decoder_start_token_id, dtype=torch.long, device=self.device)
+        start = torch.full(
+            (C, 1), self.decoder_start_token_id, dtype=torch.long, device=self.device
+        )
         with torch.inference_mode():
-            out = self.model(encoder_outputs=enc_out, attention_mask=mask, decoder_input_ids=start,
-                             past_key_values=EncoderDecoderCache(DynamicCache(), DynamicCache()),
-                             use_cache=True, return_dict=True)
+            out = self.model(
+                encoder_outputs=enc_out,
+                attention_mask=mask,
+                decoder_input_ids=start,
+                past_key_values=EncoderDecoderCache(DynamicCache(), DynamicCache()),
+                use_cache=True,
+                return_dict=True,
+            )
             lp = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
             am = lp.argmax(-1).tolist()
-            got = lp[torch.tensor([b for b, _ in asks], device=self.device),
-                     torch.tensor([t for _, t in asks], device=self.device)].tolist() if asks else []
+            got = (
+                lp[
+                    torch.tensor([b for b, _ in asks], device=self.device),
+                    torch.tensor([t for _, t in asks], device=self.device),
+                ].tolist()
+                if asks
+                else []
+            )
         self.model_calls += 1
         self._tokens += C
         return got, am, out.past_key_values
 
-    def _continue(self, rows: list[tuple[int, list[int]]], enc_out, mask, cache,
-                  asks: list[tuple[int, int, int]]):
+    def _continue(
+        self,
+        rows: list[tuple[int, list[int]]],
+        enc_out,
+        mask,
+        cache,
+        asks: list[tuple[int, int, int]],
+    ):
         """Decoder rows resuming step 0 of their context (cross-attention keys/values reused):
         rows are (position in the batch, tokens after the start token), right-padded.  Returns,
         per row, the running sum of log P(row's own next token) and the running count of
@@ -318,25 +412,38 @@ class Seq2SeqBackend(HFBackend):
         torch = self.torch
         from transformers import DynamicCache, EncoderDecoderCache
         from transformers.modeling_outputs import BaseModelOutput
+
         dev = self.device
         idx = torch.tensor([b for b, _ in rows], device=dev)
         R, T = len(rows), max(len(t) for _, t in rows)
         ids = torch.full((R, T), self.tokenizer.pad_token_id, dtype=torch.long)
         for j, (_, t) in enumerate(rows):
-            ids[j, :len(t)] = torch.tensor(t)
+            ids[j, : len(t)] = torch.tensor(t)
         ids = ids.to(dev)
         sub = EncoderDecoderCache(
-            DynamicCache(ddp_cache_data=[(l.keys[idx], l.values[idx])
-                                        for l in cache.self_attention_cache.layers]),
-            DynamicCache(ddp_cache_data=[(l.keys[idx], l.values[idx])
-                                        for l in cache.cross_attention_cache.layers]))
+            DynamicCache(
+                ddp_cache_data=[
+                    (l.keys[idx], l.values[idx]) for l in cache.self_attention_cache.layers
+                ]
+            ),
+            DynamicCache(
+                ddp_cache_data=[
+                    (l.keys[idx], l.values[idx]) for l in cache.cross_attention_cache.layers
+                ]
+            ),
+        )
         with torch.inference_mode():
-            out = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=enc_out.last_hidden_state[idx]),
-                             attention_mask=mask[idx], decoder_input_ids=ids,
-                             past_key_values=sub, use_cache=True, return_dict=True)
-            lp = torch.log_softmax(out.logits.float(), dim=-1)           # [R, T, V]
+            out = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=enc_out.last_hidden_state[idx]),
+                attention_mask=mask[idx],
+                decoder_input_ids=ids,
+                past_key_values=sub,
+                use_cache=True,
+                return_dict=True,
+            )
+            lp = torch.log_softmax(out.logits.float(), dim=-1)  # [R, T, V]
             am = lp.argmax(-1)
-            nxt = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)             # own next token (last: any)
+            nxt = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)  # own next token (last: any)
             own = lp.gather(2, nxt[:, :, None])[:, :, 0].double().cumsum(1).tolist()
             bad = (am != nxt).long().cumsum(1).tolist()
             j_, p_, t_ = (torch.tensor(x, device=dev) for x in zip(*asks))
@@ -355,8 +462,9 @@ class Seq2SeqBackend(HFBackend):
             return
         torch = self.torch
         from transformers import DynamicCache, EncoderDecoderCache
+
         enc = self.encode_batch([r.context for r in reqs])
-        enc = [(e or [self.prefix_token_id])[-self.max_length:] for e in enc]
+        enc = [(e or [self.prefix_token_id])[-self.max_length :] for e in enc]
         self._naive += sum(len(e) for e in enc)
         ctx_index: dict[tuple[int, ...], int] = {}
         ctxs: list[list[int]] = []
@@ -368,28 +476,37 @@ class Seq2SeqBackend(HFBackend):
                 members.append([])
             members[c].append(i)
         order = sorted(range(len(ctxs)), key=lambda c: (-len(ctxs[c]), ctxs[c]))
-        for batch in _cut(order, lambda c: len(ctxs[c]), self.gen_batch_size, self.max_batch_tokens):
+        for batch in _cut(
+            order, lambda c: len(ctxs[c]), self.gen_batch_size, self.max_batch_tokens
+        ):
             enc_out, mask = self._encode([ctxs[c] for c in batch])
             B = len(batch)
             jobs = [(b, i) for b, c in enumerate(batch) for i in members[c]]
             limit = {i: max(0, reqs[i].max_tokens) for _, i in jobs}
             stops = {i: [s for s in reqs[i].stop if s] for _, i in jobs}
             new: list[list[int]] = [[] for _ in range(B)]
-            end: dict[int, int] = {}                      # request -> tokens it keeps
+            end: dict[int, int] = {}  # request -> tokens it keeps
             why: dict[int, str | None] = {}
             for _, i in jobs:
                 if limit[i] == 0:
                     end[i], why[i] = 0, None
             steps = max(limit.values())
-            x = torch.full((B, 1), self.decoder_start_token_id, dtype=torch.long, device=self.device)
+            x = torch.full(
+                (B, 1), self.decoder_start_token_id, dtype=torch.long, device=self.device
+            )
             cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
             with torch.inference_mode():
                 for _ in range(steps):
                     if len(end) == len(jobs):
                         break
-                    out = self.model(encoder_outputs=enc_out, attention_mask=mask,
-                                     decoder_input_ids=x, past_key_values=cache, use_cache=True,
-                                     return_dict=True)
+                    out = self.model(
+                        encoder_outputs=enc_out,
+                        attention_mask=mask,
+                        decoder_input_ids=x,
+                        past_key_values=cache,
+                        use_cache=True,
+                        return_dict=True,
+                    )
                     self.model_calls += 1
                     self._tokens += B
                     cache = out.past_key_values
@@ -416,9 +533,9 @@ class Seq2SeqBackend(HFBackend):
                     x = torch.tensor([[t] for t in nxt], dtype=torch.long, device=self.device)
             answers = []
             for b, i in jobs:
-                toks = new[b][:end.get(i, len(new[b]))]
+                toks = new[b][: end.get(i, len(new[b]))]
                 text, stopped = self.decode(toks), why.get(i)
-                for s in stops[i]:                     # lm-eval: s = s.split(term)[0] per stop
+                for s in stops[i]:  # lm-eval: s = s.split(term)[0] per stop
                     if s in text:
                         text = text.split(s)[0]
                         stopped = stopped or s
@@ -454,8 +571,11 @@ def _first(*xs):
     for x in xs:
         if x is not None:
             return x[0] if isinstance(x, (list, tuple)) else x
-    raise ModelError("the model has no decoder_start_token_id, BOS or pad token",
-                     where="--model", fix="set decoder_start_token_id in its config.json")
+    raise ModelError(
+        "the model has no decoder_start_token_id, BOS or pad token",
+        where="--model",
+        fix="set decoder_start_token_id in its config.json",
+    )
 
 
 def _cut(order: list[int], size, max_rows: int, max_tokens: int):

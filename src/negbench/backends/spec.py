@@ -6,6 +6,7 @@ hub id) is a local transformers model whose weights :meth:`ModelSpec.source` fin
 class opens a spec (decoder-only or encoder-decoder included) is :mod:`negbench.backends.registry`'s
 decision.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ class ModelSpec:
         spec = str(spec)
         for kind in API_KINDS:
             if spec.startswith(kind + ":"):
-                return cls(spec, kind, spec[len(kind) + 1:])
+                return cls(spec, kind, spec[len(kind) + 1 :])
         return cls(spec, "local", spec)
 
     @property
@@ -42,7 +43,7 @@ class ModelSpec:
     @property
     def slug(self) -> str:
         """The model's part of a default run folder name (``runs/<slug>__<tasks>``)."""
-        if self.is_api:                           # openai-compatible:http://h:p/v1#name
+        if self.is_api:  # openai-compatible:http://h:p/v1#name
             rest = self.target
             name = rest.rpartition("#")[2] if "#" in rest else rest.rstrip("/").rpartition("/")[2]
             return safe_name(f"{self.kind}-{name}")
@@ -54,6 +55,7 @@ class ModelSpec:
         if self.is_api:
             raise ValueError(f"{self.raw} is an API model: it has no local weights")
         from negbench.backends.sources import resolve
+
         return resolve(self.raw)
 
     def __str__(self) -> str:

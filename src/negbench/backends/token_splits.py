@@ -25,6 +25,7 @@ pipelines the embedded models use (anything else is tokenised whole, one text at
 Joining texts by a special token S is safe on the same grounds: the tokenizer cuts the joined
 string at each S, and each text between is a segment of its own.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -66,7 +67,7 @@ class SplitTokenizer:
         try:
             self.kind = self._pipeline()
             self._cuts = self._cut_pattern() if self.kind else None
-        except Exception:           # an unusual tokenizer object: whole texts only
+        except Exception:  # an unusual tokenizer object: whole texts only
             self.kind = None
 
     # -- what the tokenizer is ------------------------------------------------------------------
@@ -79,19 +80,33 @@ class SplitTokenizer:
             return None
         if getattr(model, "ignore_merges", False):
             return None
-        if getattr(model, "continuing_subword_prefix", None) or getattr(model, "end_of_word_suffix", None):
+        if getattr(model, "continuing_subword_prefix", None) or getattr(
+            model, "end_of_word_suffix", None
+        ):
             return None
         added = list(bt.get_added_tokens_decoder().values())
         if any(a.lstrip or a.rstrip or a.single_word or a.normalized for a in added):
             return None
         norm = _state(bt.normalizer)
         pre = _state(bt.pre_tokenizer)
-        if norm is None and pre and pre.get("type") == "ByteLevel" and pre.get("use_regex", True) \
-                and not pre.get("add_prefix_space", False):
+        if (
+            norm is None
+            and pre
+            and pre.get("type") == "ByteLevel"
+            and pre.get("use_regex", True)
+            and not pre.get("add_prefix_space", False)
+        ):
             kind = "bytelevel"
-        elif norm and norm.get("type") == "Replace" and norm.get("pattern") == {"String": " "} \
-                and norm.get("content") == "\u2581" and (pre is None or (
-                    pre.get("type") == "Split" and pre.get("pattern") == {"String": " "})):
+        elif (
+            norm
+            and norm.get("type") == "Replace"
+            and norm.get("pattern") == {"String": " "}
+            and norm.get("content") == "\u2581"
+            and (
+                pre is None
+                or (pre.get("type") == "Split" and pre.get("pattern") == {"String": " "})
+            )
+        ):
             kind = "spaces"
             if getattr(model, "fuse_unk", False) and not getattr(model, "byte_fallback", False):
                 return None
@@ -111,7 +126,7 @@ class SplitTokenizer:
             return None
         for a in added:
             c = a.content
-            self._added_pairs.update(c[i:i + 2] for i in range(len(c) - 1))
+            self._added_pairs.update(c[i : i + 2] for i in range(len(c) - 1))
             self._added.setdefault(c[0], ())
             self._added[c[0]] += (c,)
             self._added_end.setdefault(c[-1], ())
@@ -128,13 +143,16 @@ class SplitTokenizer:
         alts = []
         for y in CUT_BEFORE:
             bad = {p[0] for p in self._added_pairs if p[1] == y}
-            if self.kind == "bytelevel":           # x is not whitespace
+            if self.kind == "bytelevel":  # x is not whitespace
                 alts.append("(?<=[^\\s%s])(?=%s)" % (_cls(bad), re.escape(y)))
             else:
                 bad |= {(" " if c == "\u2581" else c) for c in self._bad.get(_norm(y), ())}
                 bad |= {"\u2581"} if "\u2581" in self._bad.get(_norm(y), ()) else set()
-                alts.append("(?<=.)(?<![%s])(?=%s)" % (_cls(bad), re.escape(y)) if bad
-                            else "(?<=.)(?=%s)" % re.escape(y))
+                alts.append(
+                    "(?<=.)(?<![%s])(?=%s)" % (_cls(bad), re.escape(y))
+                    if bad
+                    else "(?<=.)(?=%s)" % re.escape(y)
+                )
         self._fast = None
         if self.kind == "bytelevel" and not any(p[1] in _WS for p in self._added_pairs):
             # no added token holds whitespace: the safe pieces are runs of whitespace then
@@ -158,7 +176,9 @@ class SplitTokenizer:
                 return True
         else:
             return False
-        return text.startswith(self._added.get(y, ()), i) or text.endswith(self._added_end.get(x, ()), 0, i)
+        return text.startswith(self._added.get(y, ()), i) or text.endswith(
+            self._added_end.get(x, ()), 0, i
+        )
 
     def can_split(self, left: str, right: str) -> bool:
         """Whether ``tokens(left + right) == tokens(left) + tokens(right)``."""
@@ -198,25 +218,25 @@ class SplitTokenizer:
         suffix = first
         for t in uniq:
             if not t.endswith(suffix):
-                suffix = suffix[len(suffix) - _common_suffix(t, suffix):]
+                suffix = suffix[len(suffix) - _common_suffix(t, suffix) :]
         p = 0
-        for i in range(min(common, len(first) - 1), 0, -1):   # last safe cut inside the prefix
+        for i in range(min(common, len(first) - 1), 0, -1):  # last safe cut inside the prefix
             if self.safe(first, i) and self._inside(first, i, 0, common):
                 p = i
                 break
         k = 0
         n = len(first)
-        for j in range(max(1, len(suffix) - 1), 0, -1):         # first safe cut inside the suffix
+        for j in range(max(1, len(suffix) - 1), 0, -1):  # first safe cut inside the suffix
             i = n - j
             if i > p and self.safe(first, i) and self._inside(first, i, n - len(suffix), n):
                 k = j
                 break
         head = self._whole([first[:p]])[0] if p else []
-        tail = self._whole([first[n - k:]])[0] if k else []
+        tail = self._whole([first[n - k :]])[0] if k else []
         mids, whole = [], []
         for t in uniq:
             if len(t) - k >= p:
-                mids.append(t[p:len(t) - k])
+                mids.append(t[p : len(t) - k])
             else:
                 whole.append(t)
         mid_ids = dict(zip(mids, self._by_pieces(mids)))
@@ -226,7 +246,7 @@ class SplitTokenizer:
             if t in short:
                 out.append(short[t])
             else:
-                out.append(head + mid_ids[t[p:len(t) - k]] + tail)
+                out.append(head + mid_ids[t[p : len(t) - k]] + tail)
         return out
 
     def _inside(self, text: str, i: int, lo: int, hi: int) -> bool:
@@ -236,10 +256,18 @@ class SplitTokenizer:
             return False
         if self.kind == "bytelevel" and text[i] in CUT_BEFORE and not text[i - 1].isspace():
             return True
-        if self.kind == "spaces" and _norm(text[i]) in self._bad and _norm(text[i - 1]) not in self._bad[_norm(text[i])]:
+        if (
+            self.kind == "spaces"
+            and _norm(text[i]) in self._bad
+            and _norm(text[i - 1]) not in self._bad[_norm(text[i])]
+        ):
             return True
-        return (any(text.startswith(c, i) and i + len(c) <= hi for c in self._added.get(text[i], ()))
-                or any(text.endswith(c, 0, i) and i - len(c) >= lo for c in self._added_end.get(text[i - 1], ())))
+        return any(
+            text.startswith(c, i) and i + len(c) <= hi for c in self._added.get(text[i], ())
+        ) or any(
+            text.endswith(c, 0, i) and i - len(c) >= lo
+            for c in self._added_end.get(text[i - 1], ())
+        )
 
     def _by_pieces(self, mids: list[str]) -> list[list[int]]:
         """Each text cut at every safe cut before whitespace (words, or runs of them), each
@@ -273,19 +301,19 @@ class SplitTokenizer:
         alone = [m for m, good in zip(mids, ok) if not good]
         joinable = [m for m, good in zip(mids, ok) if good]
         res: dict[str, list[int]] = dict(zip(alone, self._whole(alone))) if alone else {}
-        groups = [s.join(joinable[g:g + JOIN]) for g in range(0, len(joinable), JOIN)]
+        groups = [s.join(joinable[g : g + JOIN]) for g in range(0, len(joinable), JOIN)]
         encode = getattr(self.bt, "encode_batch_fast", self.bt.encode_batch)
         for g, enc in enumerate(encode(groups, add_special_tokens=False)):
             ids = enc.ids
             arr = np.asarray(ids, dtype=np.int64)
             cuts = np.flatnonzero(arr == sid).tolist()
-            part = joinable[g * JOIN:(g + 1) * JOIN]
-            if len(cuts) != len(part) - 1:          # not what the rules promise: be safe
+            part = joinable[g * JOIN : (g + 1) * JOIN]
+            if len(cuts) != len(part) - 1:  # not what the rules promise: be safe
                 res.update(zip(part, self._whole(part)))
                 continue
             bounds = [-1] + cuts + [len(ids)]
             for j, m in enumerate(part):
-                res[m] = ids[bounds[j] + 1:bounds[j + 1]]
+                res[m] = ids[bounds[j] + 1 : bounds[j + 1]]
         return [res[m] for m in mids]
 
 
@@ -306,7 +334,7 @@ def _state(component) -> dict | None:
 
 def _common_prefix(a: str, b: str) -> int:
     lo, hi = 0, min(len(a), len(b))
-    while lo < hi:                       # binary search on slices (compared in C)
+    while lo < hi:  # binary search on slices (compared in C)
         mid = (lo + hi + 1) // 2
         if a[:mid] == b[:mid]:
             lo = mid
@@ -319,7 +347,7 @@ def _common_suffix(a: str, b: str) -> int:
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
+        if a[len(a) - mid :] == b[len(b) - mid :]:
             lo = mid
         else:
             hi = mid - 1

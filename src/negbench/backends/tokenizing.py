@@ -2,6 +2,7 @@
 in-process backend and the API backends' local tokenizer (which must tokenise requests exactly as
 the in-process backend does, so served and local answers can be compared token for token) share it.
 The class using it sets ``self.tokenizer`` and ``self.add_bos``."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,8 +27,13 @@ def tokenizer_fingerprint(tokenizer) -> str:
     """A short content hash of what a ``transformers`` tokenizer does: its size, special tokens
     and the ids of :data:`TOKENIZER_PROBES` (no special tokens added)."""
     ids = tokenizer(list(TOKENIZER_PROBES), add_special_tokens=False)["input_ids"]
-    blob = [len(tokenizer), tokenizer.bos_token_id, tokenizer.eos_token_id,
-            tokenizer("a")["input_ids"], ids]
+    blob = [
+        len(tokenizer),
+        tokenizer.bos_token_id,
+        tokenizer.eos_token_id,
+        tokenizer("a")["input_ids"],
+        ids,
+    ]
     return hashlib.sha256(json.dumps(blob).encode()).hexdigest()[:16]
 
 
@@ -44,7 +50,9 @@ class HFTokenization:
     def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
         return self.encode_batch([text], add_special_tokens)[0]
 
-    def encode_batch(self, texts: list[str], add_special_tokens: bool | None = None) -> list[list[int]]:
+    def encode_batch(
+        self, texts: list[str], add_special_tokens: bool | None = None
+    ) -> list[list[int]]:
         """BOS by the tokenizer's default (``add_bos``), never a second one when the text already
         starts with the BOS string (a chat template's output)."""
         if not texts:
@@ -54,7 +62,9 @@ class HFTokenization:
         bos, bos_text = self.tokenizer.bos_token_id, self.tokenizer.bos_token
         if not special or bos is None:
             return ids
-        return [x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)]
+        return [
+            x if (bos_text and t.startswith(bos_text)) else [bos] + x for t, x in zip(texts, ids)
+        ]
 
     @property
     def splitter(self):
@@ -63,6 +73,7 @@ class HFTokenization:
         sp = self.__dict__.get("_splitter")
         if sp is None or sp.tok is not self.tokenizer:
             from negbench.backends.token_splits import SplitTokenizer
+
             sp = self.__dict__["_splitter"] = SplitTokenizer(self.tokenizer)
         return sp
 
@@ -70,7 +81,7 @@ class HFTokenization:
         """Whether ``left + right`` tokenises as ``left``'s tokens, then ``right``'s (so a
         continuation's tokens need no second pass over its context)."""
         bos = self.tokenizer.bos_token
-        if bos and self.add_bos and len(left) < len(bos):   # BOS decided on the whole text
+        if bos and self.add_bos and len(left) < len(bos):  # BOS decided on the whole text
             return False
         return self.splitter.can_split(left, right)
 
@@ -88,14 +99,16 @@ class HFTokenization:
         return bool(getattr(self.tokenizer, "chat_template", None))
 
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                  add_generation_prompt=add_generation_prompt)
+        return self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=add_generation_prompt
+        )
 
 
 def quiet_transformers() -> None:
     """transformers' own logging and progress bars off (negbench reports progress itself)."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import transformers
+
     transformers.logging.set_verbosity_error()
     try:
         transformers.utils.logging.disable_progress_bar()

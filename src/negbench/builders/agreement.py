@@ -4,6 +4,7 @@ Cohen's kappa for a pair of raters (the human-evaluation sheets report both).
 JSTS-Neg reports it over its three annotators' 0–5 scores (treated as six nominal categories,
 §3.3: κ = 0.59); JNLI-Neg releases the per-instance label counts it is computed from.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,15 +14,16 @@ from typing import Hashable, Sequence
 @dataclass(frozen=True)
 class FleissKappa:
     kappa: float
-    p_bar: float          # mean observed agreement P̄
-    p_e: float            # chance agreement P̄e = Σ p_j²
+    p_bar: float  # mean observed agreement P̄
+    p_e: float  # chance agreement P̄e = Σ p_j²
     n_subjects: int
     n_raters: int
     p_j: tuple[float, ...]  # share of all ratings in category j
 
 
-def counts_from_ratings(ratings: Sequence[Sequence[Hashable]],
-                        categories: Sequence[Hashable]) -> list[list[int]]:
+def counts_from_ratings(
+    ratings: Sequence[Sequence[Hashable]], categories: Sequence[Hashable]
+) -> list[list[int]]:
     """Per-subject category counts n_ij from per-subject rating lists (one rating per rater)."""
     index = {c: j for j, c in enumerate(categories)}
     rows = []
@@ -51,7 +53,9 @@ def fleiss_kappa(counts: Sequence[Sequence[int]]) -> FleissKappa:
     p_sum = 0.0
     for i, row in enumerate(counts):
         if len(row) != k or sum(row) != n or any(c < 0 for c in row):
-            raise ValueError(f"subject {i}: expected {k} non-negative counts summing to {n}, got {list(row)}")
+            raise ValueError(
+                f"subject {i}: expected {k} non-negative counts summing to {n}, got {list(row)}"
+            )
         p_sum += (sum(c * c for c in row) - n) / (n * (n - 1))
         for j, c in enumerate(row):
             totals[j] += c

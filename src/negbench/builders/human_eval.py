@@ -16,6 +16,7 @@ A sheet never holds the labels: ``sheet.csv`` / ``sheet.md`` go to people, ``key
 with the organiser.  Every filled sheet is checked (ids, one answer per question, allowed values)
 before anything is printed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -46,12 +47,15 @@ class Sheet:
     default_n: int
     strata: tuple[str, ...]
     write: Callable[[str | os.PathLike, int, int, str | None, str | None], dict[str, Path]]
-    score: Callable[[str | os.PathLike, Sequence[str | os.PathLike]], tuple[dict, str]] | None = None
+    score: Callable[[str | os.PathLike, Sequence[str | os.PathLike]], tuple[dict, str]] | None = (
+        None
+    )
 
 
 def sheets() -> dict[str, Sheet]:
     """Every task with a paper's sheet (the benchmark homes register them)."""
     from negbench.tasks.registry import REGISTRY
+
     return REGISTRY.entries("sheet")
 
 
@@ -76,7 +80,9 @@ def seeded_sample(strata: Sequence[Hashable], n: int, seed: int, stratified: boo
     share, pool = n - base * len(keys), total - base * len(keys)
     quota = {k: base + (share * size[k] // pool if pool else 0) for k in keys}
     rest = n - sum(quota.values())
-    by_rem = sorted(keys, key=lambda k: (-(share * size[k] % pool if pool else 0), -size[k], str(k)))
+    by_rem = sorted(
+        keys, key=lambda k: (-(share * size[k] % pool if pool else 0), -size[k], str(k))
+    )
     for k in by_rem[:rest]:
         quota[k] += 1
     out: list[int] = []
@@ -87,21 +93,27 @@ def seeded_sample(strata: Sequence[Hashable], n: int, seed: int, stratified: boo
 
 def check_n(n: int, available: int, what: str) -> None:
     if not 1 <= n <= available:
-        raise TaskError(f"--n {n}: {what} has {available} items", where="--n",
-                        fix=f"1 … {available}")
+        raise TaskError(
+            f"--n {n}: {what} has {available} items", where="--n", fix=f"1 … {available}"
+        )
 
 
 def _check_stratify(task: str, strata: Sequence[str], stratify: str | None) -> None:
     if stratify and stratify not in strata:
-        raise OptionError(f"--stratify {stratify}: not a field of {task}", where="--stratify",
-                          fix=("one of " + ", ".join(strata)) if strata
-                          else f"drop --stratify ({task} is drawn at random, as its paper did)")
+        raise OptionError(
+            f"--stratify {stratify}: not a field of {task}",
+            where="--stratify",
+            fix=("one of " + ", ".join(strata))
+            if strata
+            else f"drop --stratify ({task} is drawn at random, as its paper did)",
+        )
 
 
 # -- answer sheets (NUBench items, as Thunder-KoNUBench Table 7) ----------------------------------
 def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence]) -> None:
     from negbench.evaluation.store import atomic_write_text
     import io
+
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
     w.writerow(header)
@@ -109,23 +121,48 @@ def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence]) -> No
     atomic_write_text(path, buf.getvalue())
 
 
-def write_answer_sheet(items: Sequence[dict], out_dir: str | os.PathLike, title: str,
-                       intro: Sequence[str], text_column: str = "original_sentence",
-                       text_label: str = "Sentence") -> dict[str, Path]:
+def write_answer_sheet(
+    items: Sequence[dict],
+    out_dir: str | os.PathLike,
+    title: str,
+    intro: Sequence[str],
+    text_column: str = "original_sentence",
+    text_label: str = "Sentence",
+) -> dict[str, Path]:
     """The KoNUBench sheet layout (:data:`negbench.tasks.konubench.tasks.SHEET_FIELDS` /
     ``KEY_FIELDS``) for other multiple-choice items, so one scorer reads both (it reads only
     ``item`` and ``answer`` of a sheet; the text column may be named for what it holds)."""
     from negbench.evaluation.store import atomic_write_text
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"sheet": out / "sheet.csv", "markdown": out / "sheet.md", "key": out / "key.csv"}
-    write_csv(paths["sheet"], (SHEET_FIELDS[0], text_column, *SHEET_FIELDS[2:]),
-               [[it["item"], it["original_sentence"],
-                 *(it["options"] + [""] * (4 - len(it["options"]))), ""] for it in items])
-    write_csv(paths["key"], KEY_FIELDS,
-               [[it["item"], it["idx"], it["gold"], "+".join(it["option_types"])] for it in items])
-    md = [f"# {title} ({len(items)} items)", "", *intro, "",
-          "Write the letter of your answer in the `answer` column of sheet.csv.", ""]
+    write_csv(
+        paths["sheet"],
+        (SHEET_FIELDS[0], text_column, *SHEET_FIELDS[2:]),
+        [
+            [
+                it["item"],
+                it["original_sentence"],
+                *(it["options"] + [""] * (4 - len(it["options"]))),
+                "",
+            ]
+            for it in items
+        ],
+    )
+    write_csv(
+        paths["key"],
+        KEY_FIELDS,
+        [[it["item"], it["idx"], it["gold"], "+".join(it["option_types"])] for it in items],
+    )
+    md = [
+        f"# {title} ({len(items)} items)",
+        "",
+        *intro,
+        "",
+        "Write the letter of your answer in the `answer` column of sheet.csv.",
+        "",
+    ]
     for it in items:
         md += [f"## {it['item']}", "", f"{text_label}: {it['original_sentence']}", ""]
         md += [f"{LETTERS[j]}. {t}" for j, t in enumerate(it["options"])] + ["", "Answer: ____", ""]
@@ -140,9 +177,12 @@ def choice_mode(task) -> tuple[str, Any]:
     for name in names:
         if getattr(task.modes[name].formulation, "kind", "") in ("loglikelihood", "next_token"):
             return name, task.modes[name]
-    raise TaskError(f"task '{task.name}' has no multiple-choice mode to put on a sheet",
-                    where="--task", fix="modes: " + ", ".join(names) + "; sheets are for "
-                    "tasks whose items have options (or notadataset / nubench / konubench)")
+    raise TaskError(
+        f"task '{task.name}' has no multiple-choice mode to put on a sheet",
+        where="--task",
+        fix="modes: " + ", ".join(names) + "; sheets are for "
+        "tasks whose items have options (or notadataset / nubench / konubench)",
+    )
 
 
 def generic_items(task_name: str, n: int, seed: int) -> tuple[list[dict], str]:
@@ -151,6 +191,7 @@ def generic_items(task_name: str, n: int, seed: int) -> tuple[list[dict], str]:
     Option texts are shuffled per item (seeded); letter options stay as the prompt lists them.
     ``option_types`` in the key name each shown option's position in the task's own order."""
     from negbench.tasks import get_task
+
     task = get_task(task_name)
     mode, spec = choice_mode(task)
     docs = [d for d in task.load(task.test_split) if spec.include is None or spec.include(d)]
@@ -159,35 +200,58 @@ def generic_items(task_name: str, n: int, seed: int) -> tuple[list[dict], str]:
     for k, i in enumerate(seeded_sample([0] * len(docs), n, seed, False), 1):
         r = spec.render(docs[i])
         if not isinstance(r.gold, int) or not 2 <= len(r.choices) <= len(LETTERS):
-            raise TaskError(f"item {docs[i].id} of {task.name} has {len(r.choices)} options "
-                            f"(gold {r.gold!r}); a sheet takes 2–{len(LETTERS)} with one right",
-                            where="--task")
+            raise TaskError(
+                f"item {docs[i].id} of {task.name} has {len(r.choices)} options "
+                f"(gold {r.gold!r}); a sheet takes 2–{len(LETTERS)} with one right",
+                where="--task",
+            )
         order = list(range(len(r.choices)))
         if not all(c.strip() in LETTERS for c in r.choices):
             # a cloze mode lists its options in a fixed order (often the gold first), which a
             # model never sees but a person would: shuffled per item, seeded
             random.Random(f"{seed}-{docs[i].id}").shuffle(order)
-        out.append({"item": k, "idx": docs[i].id, "original_sentence": r.query,
-                    "options": [r.choices[j] for j in order], "gold": LETTERS[order.index(r.gold)],
-                    "option_types": [f"option{j + 1}" for j in order]})
+        out.append(
+            {
+                "item": k,
+                "idx": docs[i].id,
+                "original_sentence": r.query,
+                "options": [r.choices[j] for j in order],
+                "gold": LETTERS[order.index(r.gold)],
+                "option_types": [f"option{j + 1}" for j in order],
+            }
+        )
     return out, mode
 
 
-def write_sheet(task: str, out_dir: str | os.PathLike, n: int | None = None, seed: int = 0,
-                source: str | None = None, stratify: str | None = None) -> dict[str, Path]:
+def write_sheet(
+    task: str,
+    out_dir: str | os.PathLike,
+    n: int | None = None,
+    seed: int = 0,
+    source: str | None = None,
+    stratify: str | None = None,
+) -> dict[str, Path]:
     """Draw the sample of ``task`` and write its sheet, printable sheet and key.  Tasks without
     a paper's sheet get a Table 7-style sheet of their multiple-choice mode (:func:`generic_items`)."""
     known = sheets()
     if task not in known:
         if source is not None or stratify:
             flag = "--source" if source is not None else "--stratify"
-            raise OptionError(f"{flag} is for " + ", ".join(known), where=flag,
-                              fix=f"drop {flag}; other tasks take their data as 'negbench run' "
-                                  "does (environment variables, task options)")
+            raise OptionError(
+                f"{flag} is for " + ", ".join(known),
+                where=flag,
+                fix=f"drop {flag}; other tasks take their data as 'negbench run' "
+                "does (environment variables, task options)",
+            )
         items, mode = generic_items(task, DEFAULT_N if n is None else n, seed)
-        return write_answer_sheet(items, out_dir, f"{task} human evaluation ({mode} mode, seed "
-                                  f"{seed})", ["Choose the answer to each prompt."],
-                                  text_column="prompt", text_label="Prompt")
+        return write_answer_sheet(
+            items,
+            out_dir,
+            f"{task} human evaluation ({mode} mode, seed {seed})",
+            ["Choose the answer to each prompt."],
+            text_column="prompt",
+            text_label="Prompt",
+        )
     sheet = known[task]
     _check_stratify(task, sheet.strata, stratify)
     return sheet.write(out_dir, sheet.default_n if n is None else n, seed, source, stratify)
@@ -206,8 +270,12 @@ def read_rows(path: Path, need: Sequence[str], what: str) -> tuple[list[str], li
         raise DataError(f"not a readable CSV file ({exc})", path=str(path)) from None
     for k in need:
         if k not in header:
-            raise DataError(f"no '{k}' column", path=str(path), field=k,
-                            fix=f"use the {what} written by 'negbench human-eval sheet'")
+            raise DataError(
+                f"no '{k}' column",
+                path=str(path),
+                field=k,
+                fix=f"use the {what} written by 'negbench human-eval sheet'",
+            )
     return header, rows
 
 
@@ -218,8 +286,11 @@ def key_kind(key: str | os.PathLike) -> str:
         return "judge"
     if "gold" in header and "option_types" in header:
         return "answer"
-    raise DataError("neither a judge key (label column) nor an answer key (gold, option_types)",
-                    path=str(key), fix="use the key.csv written by 'negbench human-eval sheet'")
+    raise DataError(
+        "neither a judge key (label column) nor an answer key (gold, option_types)",
+        path=str(key),
+        fix="use the key.csv written by 'negbench human-eval sheet'",
+    )
 
 
 def annotator_names(paths: Sequence[str | os.PathLike]) -> list[str]:
@@ -243,6 +314,7 @@ def score(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> tuple[
 # -- answer sheets: Thunder-KoNUBench Table 7 -----------------------------------------------------
 def _read_csv(path: Path, need: Sequence[str]) -> list[dict]:
     import csv
+
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
             rows = list(csv.DictReader(f))
@@ -251,8 +323,12 @@ def _read_csv(path: Path, need: Sequence[str]) -> list[dict]:
         raise DataError(f"cannot read ({exc.strerror})", path=str(path)) from None
     for k in need:
         if k not in header:
-            raise DataError(f"no '{k}' column", path=str(path), field=k,
-                            fix="use the sheet.csv / key.csv written by 'negbench human-eval sheet'")
+            raise DataError(
+                f"no '{k}' column",
+                path=str(path),
+                field=k,
+                fix="use the sheet.csv / key.csv written by 'negbench human-eval sheet'",
+            )
     return rows
 
 
@@ -260,6 +336,7 @@ def score_answer_sheets(key: str | os.PathLike, filled: Sequence[str | os.PathLi
     """Each filled sheet is one participant (named by its file stem): 100 / n points per correct
     letter (2 for 50 items; a blank answer scores 0), and Table 7 over the participants."""
     import statistics
+
     key_rows = _read_csv(Path(key), KEY_FIELDS)
     gold = {r["item"]: r for r in key_rows}
     if not gold:
@@ -272,38 +349,60 @@ def score_answer_sheets(key: str | os.PathLike, filled: Sequence[str | os.PathLi
         for n, r in enumerate(rows, 2):
             it = r["item"]
             if it not in gold:
-                raise DataError(f"item {it!r} is not in the key {key}", path=str(p),
-                                record=f"line {n}", field="item")
+                raise DataError(
+                    f"item {it!r} is not in the key {key}",
+                    path=str(p),
+                    record=f"line {n}",
+                    field="item",
+                )
             if it in seen:
-                raise DataError(f"item {it} answered twice", path=str(p), record=f"line {n}",
-                                field="item")
+                raise DataError(
+                    f"item {it} answered twice", path=str(p), record=f"line {n}", field="item"
+                )
             seen.add(it)
             ans = r["answer"].strip().upper()
             n_opt = len(gold[it]["option_types"].split("+"))
             if not ans:
                 blank += 1
             elif ans not in LETTERS[:n_opt]:
-                raise DataError(f"answer {r['answer']!r} is not an option letter", path=str(p),
-                                record=f"line {n}", field="answer",
-                                fix="one of " + ", ".join(LETTERS[:n_opt]) + " (or leave it blank)")
+                raise DataError(
+                    f"answer {r['answer']!r} is not an option letter",
+                    path=str(p),
+                    record=f"line {n}",
+                    field="answer",
+                    fix="one of " + ", ".join(LETTERS[:n_opt]) + " (or leave it blank)",
+                )
             right += ans == gold[it]["gold"]
         if seen != set(gold):
             missing = sorted(set(gold) - seen, key=int)
-            raise DataError(f"items missing: {', '.join(missing[:10])}", path=str(p),
-                            fix="the sheet must hold every item of the key")
+            raise DataError(
+                f"items missing: {', '.join(missing[:10])}",
+                path=str(p),
+                fix="the sheet must hold every item of the key",
+            )
         per[p.stem] = {"correct": right, "blank": blank, "score": 100 * right / len(gold)}
     scores = [v["score"] for v in per.values()]
-    return {"items": len(gold), "participants": per,
-            "table7": {"Max": max(scores), "Min": min(scores), "Median": statistics.median(scores),
-                       "Average": statistics.mean(scores)}}
+    return {
+        "items": len(gold),
+        "participants": per,
+        "table7": {
+            "Max": max(scores),
+            "Min": min(scores),
+            "Median": statistics.median(scores),
+            "Average": statistics.mean(scores),
+        },
+    }
 
 
 def format_table7(res: dict) -> str:
     t = res["table7"]
     lines = ["| participant | correct | blank | score |", "|---|---:|---:|---:|"]
-    lines += [f"| {k} | {v['correct']} / {res['items']} | {v['blank']} | {v['score']:.1f} |"
-              for k, v in res["participants"].items()]
-    return ("\n".join(lines) + "\n\nTable 7 (human evaluation):\n\n| Max | Min | Median | Average |\n"
-            "|---:|---:|---:|---:|\n" + f"| {t['Max']:.1f} | {t['Min']:.1f} | {t['Median']:.1f} | "
-            f"{t['Average']:.1f} |")
-
+    lines += [
+        f"| {k} | {v['correct']} / {res['items']} | {v['blank']} | {v['score']:.1f} |"
+        for k, v in res["participants"].items()
+    ]
+    return (
+        "\n".join(lines) + "\n\nTable 7 (human evaluation):\n\n| Max | Min | Median | Average |\n"
+        "|---:|---:|---:|---:|\n" + f"| {t['Max']:.1f} | {t['Min']:.1f} | {t['Median']:.1f} | "
+        f"{t['Average']:.1f} |"
+    )

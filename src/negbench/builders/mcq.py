@@ -26,6 +26,7 @@ last round, ``finalize`` writes the release schema (``nubench`` / ``konubench`` 
 Every LLM stage goes through a :class:`negbench.evaluation.session.Session` (the model, the engine
 and the response cache of ``negbench run``): greedy generation, so a rerun computes nothing.
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,8 +42,14 @@ from typing import Any, Callable, Sequence
 from negbench.builders.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
 from negbench.errors import DataError, OptionError
 from negbench.tasks.records import iter_jsonl, read_text
-from negbench.evaluation.store import (atomic_write_text, file_sha256, read_jsonl, to_json, write_json,
-                                       write_jsonl)
+from negbench.evaluation.store import (
+    atomic_write_text,
+    file_sha256,
+    read_jsonl,
+    to_json,
+    write_json,
+    write_jsonl,
+)
 
 LANGS = ("en", "ko")
 
@@ -58,17 +65,21 @@ class McqLanguage:
     task: str
     env: str
     splits: tuple[str, ...]
-    release_path: Callable[[Path, str], tuple[Path, Path]]     # (out, split) -> (file, task source)
-    check_release: Callable[[list[dict], str, str], None]      # (records, split, path)
+    release_path: Callable[[Path, str], tuple[Path, Path]]  # (out, split) -> (file, task source)
+    check_release: Callable[[list[dict], str, str], None]  # (records, split, path)
     write_release: Callable[[Path, list[dict]], None]
 
 
 def language(code: str) -> McqLanguage:
     from negbench.tasks.registry import REGISTRY
+
     lang = REGISTRY.get("mcq_language", code)
     if lang is None:
-        raise OptionError(f"unknown language {code!r}", where="--lang",
-                          fix=" or ".join(REGISTRY.names("mcq_language")))
+        raise OptionError(
+            f"unknown language {code!r}",
+            where="--lang",
+            fix=" or ".join(REGISTRY.names("mcq_language")),
+        )
     return lang
 
 
@@ -93,16 +104,28 @@ EN_LOCAL_TYPES = ("relative_part", "pp_part", "adverb_part", "compound_part")
 KO_LOCAL_TYPES = ("관형절", "부사절", "명사절", "인용절", "종속절", "대등절 일부")
 KO_NONE = ("", "none", "없음")
 #: Author / reviewer sheet text columns (language-neutral names; finalize maps them).
-TEXT_COLUMNS = ("original", "standard_negation", "local_negation", "local_negation_type",
-                "local_negation_element", "contradiction", "paraphrase")
+TEXT_COLUMNS = (
+    "original",
+    "standard_negation",
+    "local_negation",
+    "local_negation_type",
+    "local_negation_element",
+    "contradiction",
+    "paraphrase",
+)
 AUTHOR_COLUMNS = ("id", "doc", "source") + TEXT_COLUMNS + ("note",)
 AGREE_COLUMNS = tuple(f"agree_{k}" for k in LABELS)
 REVIEW_COLUMNS = ("id",) + TEXT_COLUMNS + AGREE_COLUMNS + ("comment",)
 #: which label a text column belongs to (type and element are part of the local negation)
-COLUMN_LABEL = {"original": "original", "standard_negation": "standard_negation",
-                "local_negation": "local_negation", "local_negation_type": "local_negation",
-                "local_negation_element": "local_negation", "contradiction": "contradiction",
-                "paraphrase": "paraphrase"}
+COLUMN_LABEL = {
+    "original": "original",
+    "standard_negation": "standard_negation",
+    "local_negation": "local_negation",
+    "local_negation_type": "local_negation",
+    "local_negation_element": "local_negation",
+    "contradiction": "contradiction",
+    "paraphrase": "paraphrase",
+}
 
 
 def local_types(lang: str) -> tuple[str, ...]:
@@ -115,24 +138,25 @@ class McqConfig:
     input: str
     out: str
     lang: str = "en"
-    model: str | None = None                 # default: smollm2-135m-instruct (en), gemma3-270m (ko)
+    model: str | None = None  # default: smollm2-135m-instruct (en), gemma3-270m (ko)
     dtype: str = "auto"
     device: str = "auto"
-    cache: str | None = None                 # response cache file (default: negbench's)
-    text_field: str | None = None            # JSON lines input: the field holding the text
-    min_words: int | None = None             # default per language
-    merge: bool | None = None                # default per language
-    conditionals: int = 0                    # en: how many originals become conditionals
-    limit: int | None = None                 # seeded sample of this many units
+    cache: str | None = None  # response cache file (default: negbench's)
+    text_field: str | None = None  # JSON lines input: the field holding the text
+    min_words: int | None = None  # default per language
+    merge: bool | None = None  # default per language
+    conditionals: int = 0  # en: how many originals become conditionals
+    limit: int | None = None  # seeded sample of this many units
     seed: int = DEFAULT_SEED
     max_tokens: int = DEFAULT_MAX_TOKENS
     split: str = "test"
     rounds: int = DEFAULT_ROUNDS
-    author: str | None = None                # the filled author sheet
-    reviews: list[str] = field(default_factory=list)   # filled review sheets, round 1, 2, …
+    author: str | None = None  # the filled author sheet
+    reviews: list[str] = field(default_factory=list)  # filled review sheets, round 1, 2, …
 
     def resolved(self) -> "McqConfig":
         from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
+
         c = McqConfig(**{**asdict(self), "reviews": list(self.reviews)})
         if c.lang not in LANGS:
             raise OptionError(f"unknown language {c.lang!r}", where="--lang", fix="en or ko")
@@ -140,20 +164,32 @@ class McqConfig:
         c.min_words = DEFAULT_MIN_WORDS[c.lang] if c.min_words is None else c.min_words
         c.merge = DEFAULT_MERGE[c.lang] if c.merge is None else c.merge
         if c.conditionals and c.lang != "en":
-            raise OptionError("--conditionals is the English pipeline's (NUBench Listing 4)",
-                              where="--conditionals", fix="drop it for --lang ko")
+            raise OptionError(
+                "--conditionals is the English pipeline's (NUBench Listing 4)",
+                where="--conditionals",
+                fix="drop it for --lang ko",
+            )
         splits = language(c.lang).splits
         if c.split not in splits:
-            raise OptionError(f"split {c.split!r} is not one of the {c.lang} release's",
-                              where="--split", fix="one of " + ", ".join(splits))
+            raise OptionError(
+                f"split {c.split!r} is not one of the {c.lang} release's",
+                where="--split",
+                fix="one of " + ", ".join(splits),
+            )
         if c.rounds < 1:
             raise OptionError("at least one review round", where="--review", fix="--review 2")
         if c.reviews and not c.author:
-            raise OptionError("review sheets given without the author sheet", where="--review-sheet",
-                              fix="pass --author FILE (the filled author sheet) as well")
+            raise OptionError(
+                "review sheets given without the author sheet",
+                where="--review-sheet",
+                fix="pass --author FILE (the filled author sheet) as well",
+            )
         if len(c.reviews) > c.rounds:
-            raise OptionError(f"{len(c.reviews)} review sheets for {c.rounds} rounds",
-                              where="--review-sheet", fix=f"raise --review to {len(c.reviews)}")
+            raise OptionError(
+                f"{len(c.reviews)} review sheets for {c.rounds} rounds",
+                where="--review-sheet",
+                fix=f"raise --review to {len(c.reviews)}",
+            )
         return c
 
 
@@ -171,21 +207,32 @@ def read_documents(path: str | Path, text_field: str | None = None) -> list[tupl
     or plain text (one document per non-empty line; id = line number)."""
     p = Path(path)
     if not p.is_file():
-        raise DataError("input file not found", path=str(p),
-                        fix="give a text file (one document per line) or JSON lines")
+        raise DataError(
+            "input file not found",
+            path=str(p),
+            fix="give a text file (one document per line) or JSON lines",
+        )
     out: list[tuple[str, str]] = []
     if p.suffix.lower() in (".jsonl", ".json"):
         for n, obj in iter_jsonl(p):
             names = (text_field,) if text_field else TEXT_FIELDS
             key = next((k for k in names if k in obj), None)
             if key is None:
-                raise DataError("no text field", path=str(p), record=f"line {n}",
-                                field=text_field or "text",
-                                fix="name the field with --text-field" if not text_field else None)
+                raise DataError(
+                    "no text field",
+                    path=str(p),
+                    record=f"line {n}",
+                    field=text_field or "text",
+                    fix="name the field with --text-field" if not text_field else None,
+                )
             text = obj[key]
             if not isinstance(text, str):
-                raise DataError(f"expected a string, got {type(text).__name__}", path=str(p),
-                                record=f"line {n}", field=key)
+                raise DataError(
+                    f"expected a string, got {type(text).__name__}",
+                    path=str(p),
+                    record=f"line {n}",
+                    field=key,
+                )
             out.append((str(obj.get("id", n)), text))
     else:
         for n, line in enumerate(read_text(p, encoding="utf-8-sig").splitlines(), 1):
@@ -201,11 +248,13 @@ def korean_splitter() -> tuple[str, Callable[[str], list[str]]]:
     ``split_into_sents`` (negbench[multilingual]), else :data:`KO_SPLIT`."""
     try:
         import kss  # optional; not a dependency (heavy)
+
         return f"kss-{getattr(kss, '__version__', '?')}", lambda t: list(kss.split_sentences(t))
     except ImportError:
         pass
     try:
         from kiwipiepy import Kiwi, __version__ as kv
+
         kiwi = Kiwi()
         return f"kiwipiepy-{kv}", lambda t: [s.text for s in kiwi.split_into_sents(t)]
     except ImportError:
@@ -222,8 +271,15 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-def extract_units(docs: Sequence[tuple[str, str]], split_fn: Callable[[str], list[str]], *,
-                  merge: bool, min_words: int, limit: int | None, seed: int) -> list[dict]:
+def extract_units(
+    docs: Sequence[tuple[str, str]],
+    split_fn: Callable[[str], list[str]],
+    *,
+    merge: bool,
+    min_words: int,
+    limit: int | None,
+    seed: int,
+) -> list[dict]:
     """Units of the build: a sentence, or two consecutive sentences of one document when
     ``merge`` (§4.2 "split the text into pairs of sentences": non-overlapping pairs, a trailing
     odd sentence dropped); kept when the unit has ≥ ``min_words`` whitespace words; then a seeded
@@ -231,8 +287,11 @@ def extract_units(docs: Sequence[tuple[str, str]], split_fn: Callable[[str], lis
     units: list[dict] = []
     for doc, text in docs:
         sents = [s.strip() for s in split_fn(text) if s and s.strip()]
-        groups = ([sents[i:i + 2] for i in range(0, len(sents) - 1, 2)] if merge
-                  else [[s] for s in sents])
+        groups = (
+            [sents[i : i + 2] for i in range(0, len(sents) - 1, 2)]
+            if merge
+            else [[s] for s in sents]
+        )
         for k, g in enumerate(groups):
             joined = " ".join(g)
             if word_count(joined) >= min_words:
@@ -245,7 +304,9 @@ def extract_units(docs: Sequence[tuple[str, str]], split_fn: Callable[[str], lis
 
 # -- stages ----------------------------------------------------------------------------------------
 def _hash(d: Any) -> str:
-    return hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(d, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[
+        :16
+    ]
 
 
 class Stages:
@@ -284,7 +345,7 @@ def clean_answer(raw: str) -> str:
     s = re.sub(r"^[-*]\s+", "", s)
     for lab in ANSWER_LABELS:
         if s.startswith(lab):
-            s = s[len(lab):].strip()
+            s = s[len(lab) :].strip()
             break
     for a, b in (('"', '"'), ("'", "'"), ("“", "”"), ("‘", "’")):
         if len(s) >= 2 and s.startswith(a) and s.endswith(b):
@@ -298,9 +359,17 @@ class Generator:
     response cache.  The model is opened on first use: a rerun whose stages are all reused
     never loads it.  ``computed`` counts requests the model answered (not from the cache)."""
 
-    def __init__(self, spec: str, *, dtype: str = "auto", device: str = "auto",
-                 cache_path: str | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 log: Callable[[str], None] = lambda s: None, progress: bool = True):
+    def __init__(
+        self,
+        spec: str,
+        *,
+        dtype: str = "auto",
+        device: str = "auto",
+        cache_path: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        log: Callable[[str], None] = lambda s: None,
+        progress: bool = True,
+    ):
         self.spec, self.dtype, self.device, self.cache_path = spec, dtype, device, cache_path
         self.max_tokens, self.log, self.progress = max_tokens, log, progress
         self.backend = self.engine = None
@@ -311,9 +380,16 @@ class Generator:
         if self.engine is not None:
             return
         from negbench.evaluation.session import open_model
-        session = open_model(self.spec, dtype=self.dtype, device=self.device,
-                             cache=self.cache_path or True, progress=self.progress, log=self.log)
-        self.backend = session.backend                # logs "loading …"
+
+        session = open_model(
+            self.spec,
+            dtype=self.dtype,
+            device=self.device,
+            cache=self.cache_path or True,
+            progress=self.progress,
+            log=self.log,
+        )
+        self.backend = session.backend  # logs "loading …"
         self.engine = session.engine
 
     @property
@@ -326,11 +402,11 @@ class Generator:
         text as one plain prompt."""
         user = prompt.render(sentence)
         if getattr(self.backend, "has_chat_template", False):
-            msgs = ([{"role": "system", "content": prompt.system}] if prompt.system else [])
+            msgs = [{"role": "system", "content": prompt.system}] if prompt.system else []
             msgs.append({"role": "user", "content": user})
             try:
                 return self.backend.apply_chat_template(msgs)
-            except Exception:                    # templates without a system role
+            except Exception:  # templates without a system role
                 folded = (prompt.system + "\n\n" + user) if prompt.system else user
                 return self.backend.apply_chat_template([{"role": "user", "content": folded}])
         return (prompt.system + "\n\n" + user if prompt.system else user) + "\n"
@@ -340,11 +416,14 @@ class Generator:
         if not sentences:
             return []
         from negbench.core.requests import GenerationRequest
+
         self._open()
         chat = getattr(self.backend, "has_chat_template", False)
         stop = () if chat else ("\n\n",)
-        reqs = [GenerationRequest(self.context(prompt, s), stop=stop, max_tokens=self.max_tokens)
-                for s in sentences]
+        reqs = [
+            GenerationRequest(self.context(prompt, s), stop=stop, max_tokens=self.max_tokens)
+            for s in sentences
+        ]
         before = self.engine.stats.computed
         resps = self.engine.run(reqs, desc=desc)
         self.computed += self.engine.stats.computed - before
@@ -352,38 +431,83 @@ class Generator:
         return [r.text for r in resps]
 
 
-def stage_records(cfg: McqConfig, gen: Generator, log: Callable[[str], None]) -> tuple[list[dict], Stages]:
+def stage_records(
+    cfg: McqConfig, gen: Generator, log: Callable[[str], None]
+) -> tuple[list[dict], Stages]:
     """Run (or reuse) the machine stages; returns the items the author sheet is made of."""
     work = Path(cfg.out) / "work"
     st = Stages(work, log)
     prompts = PROMPTS[cfg.lang]
     split_name, split_fn = splitter(cfg.lang)
-    base = {"version": STAGE_VERSION, "lang": cfg.lang, "input": file_sha256(cfg.input),
-            "text_field": cfg.text_field}
-    s_extract = {**base, "splitter": split_name, "merge": cfg.merge, "min_words": cfg.min_words,
-                 "limit": cfg.limit, "seed": cfg.seed}
-    units = st.run("extract", s_extract, lambda: extract_units(
-        read_documents(cfg.input, cfg.text_field), split_fn, merge=bool(cfg.merge),
-        min_words=int(cfg.min_words or 0), limit=cfg.limit, seed=cfg.seed))
+    base = {
+        "version": STAGE_VERSION,
+        "lang": cfg.lang,
+        "input": file_sha256(cfg.input),
+        "text_field": cfg.text_field,
+    }
+    s_extract = {
+        **base,
+        "splitter": split_name,
+        "merge": cfg.merge,
+        "min_words": cfg.min_words,
+        "limit": cfg.limit,
+        "seed": cfg.seed,
+    }
+    units = st.run(
+        "extract",
+        s_extract,
+        lambda: extract_units(
+            read_documents(cfg.input, cfg.text_field),
+            split_fn,
+            merge=bool(cfg.merge),
+            min_words=int(cfg.min_words or 0),
+            limit=cfg.limit,
+            seed=cfg.seed,
+        ),
+    )
     if not units:
-        raise DataError(f"no sentence passes the length filter (≥ {cfg.min_words} words)",
-                        path=cfg.input, fix="lower --min-words or give longer sentences")
+        raise DataError(
+            f"no sentence passes the length filter (≥ {cfg.min_words} words)",
+            path=cfg.input,
+            fix="lower --min-words or give longer sentences",
+        )
     gen_settings = {"model": cfg.model, "dtype": cfg.dtype, "max_tokens": cfg.max_tokens}
 
     def llm_stage(name: str, upstream: str, items: list[dict], key: str, only=None) -> list[dict]:
         p = prompts[name]
-        settings = {"upstream": st.fingerprints[upstream]["hash"], **gen_settings,
-                    "prompt": p.sha256, "only": only}
+        settings = {
+            "upstream": st.fingerprints[upstream]["hash"],
+            **gen_settings,
+            "prompt": p.sha256,
+            "only": only,
+        }
 
         def make() -> list[dict]:
             todo = [it for it in items if only is None or it["uid"] in only]
             raws = gen.generate(p, [it[key] for it in todo], desc=name)
-            return [{"uid": it["uid"], "input": it[key], "output": clean_answer(r), "raw": r,
-                     "model": gen.fingerprint} for it, r in zip(todo, raws)]
+            return [
+                {
+                    "uid": it["uid"],
+                    "input": it[key],
+                    "output": clean_answer(r),
+                    "raw": r,
+                    "model": gen.fingerprint,
+                }
+                for it, r in zip(todo, raws)
+            ]
+
         return st.run(name, settings, make)
 
-    items = [{"uid": u["uid"], "doc": u["doc"], "source": u["text"], "original": u["text"],
-              "origin": "sentence"} for u in units]
+    items = [
+        {
+            "uid": u["uid"],
+            "doc": u["doc"],
+            "source": u["text"],
+            "original": u["text"],
+            "origin": "sentence",
+        }
+        for u in units
+    ]
     last = "extract"
     if cfg.merge:
         pairs = {u["uid"] for u in units if len(u["sentences"]) > 1}
@@ -394,7 +518,9 @@ def stage_records(cfg: McqConfig, gen: Generator, log: Callable[[str], None]) ->
         last = "merge"
     if cfg.lang == "en" and cfg.conditionals:
         n = min(cfg.conditionals, len(items))
-        chosen = sorted(items[i]["uid"] for i in random.Random(cfg.seed).sample(range(len(items)), n))
+        chosen = sorted(
+            items[i]["uid"] for i in random.Random(cfg.seed).sample(range(len(items)), n)
+        )
         conds = {r["uid"]: r for r in llm_stage("conditionals", last, items, "original", chosen)}
         for it in items:
             if it["uid"] in conds and conds[it["uid"]]["output"]:
@@ -414,21 +540,27 @@ def _csv_text(rows: Sequence[dict], columns: Sequence[str]) -> str:
     w.writeheader()
     for r in rows:
         w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in columns})
-    return "\ufeff" + buf.getvalue()        # BOM: spreadsheets open it as UTF-8
+    return "\ufeff" + buf.getvalue()  # BOM: spreadsheets open it as UTF-8
 
 
-def write_sheet(stem: Path, rows: Sequence[dict], columns: Sequence[str],
-                log: Callable[[str], None]) -> list[Path]:
+def write_sheet(
+    stem: Path, rows: Sequence[dict], columns: Sequence[str], log: Callable[[str], None]
+) -> list[Path]:
     """``stem.csv`` and ``stem.jsonl``; an existing file with other content (a sheet someone is
     filling in) is never overwritten."""
     out = []
-    for path, text in ((stem.with_suffix(".csv"), _csv_text(rows, columns)),
-                       (stem.with_suffix(".jsonl"), "".join(
-                           to_json({k: r.get(k) for k in columns}) + "\n"
-                           for r in rows))):
+    for path, text in (
+        (stem.with_suffix(".csv"), _csv_text(rows, columns)),
+        (
+            stem.with_suffix(".jsonl"),
+            "".join(to_json({k: r.get(k) for k in columns}) + "\n" for r in rows),
+        ),
+    ):
         if path.is_file() and path.read_text(encoding="utf-8") != text:
-            log(f"{path} exists with other content (being filled?): left as is; delete it to "
-                "regenerate")
+            log(
+                f"{path} exists with other content (being filled?): left as is; delete it to "
+                "regenerate"
+            )
         elif not path.is_file():
             atomic_write_text(path, text)
         out.append(path)
@@ -447,8 +579,13 @@ def read_sheet(path: str | Path, columns: Sequence[str], what: str) -> list[tupl
         header = reader.fieldnames or []
         missing = [c for c in columns if c not in header]
         if missing:
-            raise DataError(f"missing column(s) {', '.join(missing)}", path=str(p), record="header",
-                            field=missing[0], fix=f"the {what} has columns " + ", ".join(columns))
+            raise DataError(
+                f"missing column(s) {', '.join(missing)}",
+                path=str(p),
+                record="header",
+                field=missing[0],
+                fix=f"the {what} has columns " + ", ".join(columns),
+            )
         rows = []
         for n, r in enumerate(reader, 1):
             if None in r:
@@ -459,11 +596,18 @@ def read_sheet(path: str | Path, columns: Sequence[str], what: str) -> list[tupl
         for n, obj in iter_jsonl(p):
             missing = [c for c in columns if c not in obj]
             if missing:
-                raise DataError("missing field", path=str(p), record=f"line {n}", field=missing[0],
-                                fix=f"the {what} has fields " + ", ".join(columns))
+                raise DataError(
+                    "missing field",
+                    path=str(p),
+                    record=f"line {n}",
+                    field=missing[0],
+                    fix=f"the {what} has fields " + ", ".join(columns),
+                )
             rows.append((f"line {n}", {k: ("" if v is None else v) for k, v in obj.items()}))
     else:
-        raise DataError(f"unsupported {what} type {p.suffix!r}", path=str(p), fix="use .csv or .jsonl")
+        raise DataError(
+            f"unsupported {what} type {p.suffix!r}", path=str(p), fix="use .csv or .jsonl"
+        )
     if not rows:
         raise DataError(f"the {what} has no rows", path=str(p))
     return rows
@@ -472,8 +616,9 @@ def read_sheet(path: str | Path, columns: Sequence[str], what: str) -> list[tupl
 def _text(row: dict, k: str, path: str, rec: str) -> str:
     v = row.get(k, "")
     if not isinstance(v, str):
-        raise DataError(f"expected text, got {type(v).__name__} {v!r:.40}", path=path, record=rec,
-                        field=k)
+        raise DataError(
+            f"expected text, got {type(v).__name__} {v!r:.40}", path=path, record=rec, field=k
+        )
     return v.strip()
 
 
@@ -484,12 +629,22 @@ def check_item(row: dict, lang: str, path: str, rec: str) -> dict:
     out = {k: _text(row, k, path, rec) for k in TEXT_COLUMNS}
     for k in ("original", "standard_negation", "contradiction", "paraphrase"):
         if not out[k]:
-            raise DataError(f"empty {k.replace('_', ' ')}", path=path, record=rec, field=k,
-                            fix="write it (every item needs original, standard negation, "
-                                "contradiction and paraphrase)")
+            raise DataError(
+                f"empty {k.replace('_', ' ')}",
+                path=path,
+                record=rec,
+                field=k,
+                fix="write it (every item needs original, standard negation, "
+                "contradiction and paraphrase)",
+            )
     if out["standard_negation"] == out["original"]:
-        raise DataError("the standard negation equals the original", path=path, record=rec,
-                        field="standard_negation", fix="negate the main predicate of the main clause")
+        raise DataError(
+            "the standard negation equals the original",
+            path=path,
+            record=rec,
+            field="standard_negation",
+            fix="negate the main predicate of the main clause",
+        )
     t, local = out["local_negation_type"], out["local_negation"]
     types = local_types(lang)
     if lang == "en":
@@ -501,19 +656,31 @@ def check_item(row: dict, lang: str, path: str, rec: str) -> dict:
         if none:
             out["local_negation_type"] = ""
     if not none and t not in types:
-        raise DataError(f"unknown local negation type {t!r}" if t else "empty local negation type",
-                        path=path, record=rec, field="local_negation_type",
-                        fix="one of " + ", ".join(allowed))
+        raise DataError(
+            f"unknown local negation type {t!r}" if t else "empty local negation type",
+            path=path,
+            record=rec,
+            field="local_negation_type",
+            fix="one of " + ", ".join(allowed),
+        )
     if none and local:
-        raise DataError("a local negation is written but its type says there is none", path=path,
-                        record=rec, field="local_negation",
-                        fix="give its type, or empty the local negation")
+        raise DataError(
+            "a local negation is written but its type says there is none",
+            path=path,
+            record=rec,
+            field="local_negation",
+            fix="give its type, or empty the local negation",
+        )
     if not none and not local:
-        raise DataError(f"empty local negation (type {t!r})", path=path, record=rec,
-                        field="local_negation",
-                        fix=f"write it, or set the type to "
-                            f"{EN_NON_APPLICABLE if lang == 'en' else '(empty)'} for a "
-                            "three-option item")
+        raise DataError(
+            f"empty local negation (type {t!r})",
+            path=path,
+            record=rec,
+            field="local_negation",
+            fix=f"write it, or set the type to "
+            f"{EN_NON_APPLICABLE if lang == 'en' else '(empty)'} for a "
+            "three-option item",
+        )
     return out
 
 
@@ -528,12 +695,18 @@ def read_author(path: str | Path, lang: str) -> dict[str, dict]:
         if not uid:
             raise DataError("empty id", path=path, record=rec, field="id")
         if uid in out:
-            raise DataError(f"id {uid!r} appears twice (also {where[uid]})", path=path, record=rec,
-                            field="id")
+            raise DataError(
+                f"id {uid!r} appears twice (also {where[uid]})", path=path, record=rec, field="id"
+            )
         where[uid] = rec
-        out[uid] = {"uid": uid, "doc": _text(row, "doc", path, rec),
-                    "source": _text(row, "source", path, rec), **check_item(row, lang, path, rec),
-                    "note": _text(row, "note", path, rec), "_rec": rec}
+        out[uid] = {
+            "uid": uid,
+            "doc": _text(row, "doc", path, rec),
+            "source": _text(row, "source", path, rec),
+            **check_item(row, lang, path, rec),
+            "note": _text(row, "note", path, rec),
+            "_rec": rec,
+        }
     return out
 
 
@@ -544,8 +717,13 @@ def _agree(row: dict, col: str, path: str, rec: str) -> bool:
         return True
     if v in (DISAGREE, False):
         return False
-    raise DataError(f"{v!r} is not agree or disagree" if v not in ("", None) else "no decision",
-                    path=path, record=rec, field=col, fix="write agree or disagree")
+    raise DataError(
+        f"{v!r} is not agree or disagree" if v not in ("", None) else "no decision",
+        path=path,
+        record=rec,
+        field=col,
+        fix="write agree or disagree",
+    )
 
 
 @dataclass
@@ -566,11 +744,13 @@ def read_review(path: str | Path, lang: str) -> dict[str, ReviewRow]:
         if not uid:
             raise DataError("empty id", path=path, record=rec, field="id")
         if uid in out:
-            raise DataError(f"id {uid!r} appears twice (also {out[uid].rec})", path=path,
-                            record=rec, field="id")
+            raise DataError(
+                f"id {uid!r} appears twice (also {out[uid].rec})", path=path, record=rec, field="id"
+            )
         agree = {k: _agree(row, f"agree_{k}", path, rec) for k in LABELS}
-        out[uid] = ReviewRow(uid, check_item(row, lang, path, rec), agree,
-                             _text(row, "comment", path, rec), rec)
+        out[uid] = ReviewRow(
+            uid, check_item(row, lang, path, rec), agree, _text(row, "comment", path, rec), rec
+        )
     return out
 
 
@@ -578,15 +758,21 @@ def match_ids(sheet: dict, expected: Sequence[str], path: str, what: str) -> Non
     """The sheet holds exactly the build's items."""
     missing = [u for u in expected if u not in sheet]
     if missing:
-        raise DataError(f"{len(missing)} item(s) of the build missing (first: id {missing[0]})",
-                        path=str(path), field="id",
-                        fix=f"the {what} must hold one row per item; it was exported from another "
-                            "build?")
+        raise DataError(
+            f"{len(missing)} item(s) of the build missing (first: id {missing[0]})",
+            path=str(path),
+            field="id",
+            fix=f"the {what} must hold one row per item; it was exported from another build?",
+        )
     extra = [u for u in sheet if u not in set(expected)]
     if extra:
-        raise DataError(f"id {extra[0]!r} is not an item of this build", path=str(path),
-                        record=_rec(sheet[extra[0]]), field="id",
-                        fix="the sheet was exported from another build (other input or settings)")
+        raise DataError(
+            f"id {extra[0]!r} is not an item of this build",
+            path=str(path),
+            record=_rec(sheet[extra[0]]),
+            field="id",
+            fix="the sheet was exported from another build (other input or settings)",
+        )
 
 
 def _rec(x: Any) -> str | None:
@@ -596,11 +782,12 @@ def _rec(x: Any) -> str | None:
 @dataclass(frozen=True)
 class RoundStats:
     """One review round (KoNUBench Table 14): items with ≥ 1 disagreement / items."""
+
     round: int
     items: int
-    disagreements: int                       # items with at least one 'disagree'
-    by_label: dict                           # label → items where it was disagreed with
-    revised: int                             # items whose text the round changed
+    disagreements: int  # items with at least one 'disagree'
+    by_label: dict  # label → items where it was disagreed with
+    revised: int  # items whose text the round changed
 
     @property
     def rate(self) -> float:
@@ -610,8 +797,7 @@ class RoundStats:
         return {**asdict(self), "rate": self.rate}
 
 
-def disagreement_stats(round_no: int, rows: dict[str, ReviewRow],
-                       revised: int = 0) -> RoundStats:
+def disagreement_stats(round_no: int, rows: dict[str, ReviewRow], revised: int = 0) -> RoundStats:
     by = {k: sum(1 for r in rows.values() if not r.agree[k]) for k in LABELS}
     n = sum(1 for r in rows.values() if not all(r.agree.values()))
     return RoundStats(round_no, len(rows), n, by, revised)
@@ -630,25 +816,47 @@ def apply_review(state: dict[str, dict], rows: dict[str, ReviewRow], path: str) 
             if r.labels[col] != item[col]:
                 changed = True
                 if r.agree[COLUMN_LABEL[col]]:
-                    raise DataError(f"{col.replace('_', ' ')} was changed but marked agree",
-                                    path=path, record=r.rec, field=f"agree_{COLUMN_LABEL[col]}",
-                                    fix="mark it disagree (and say why in comment), or restore "
-                                        "the text")
+                    raise DataError(
+                        f"{col.replace('_', ' ')} was changed but marked agree",
+                        path=path,
+                        record=r.rec,
+                        field=f"agree_{COLUMN_LABEL[col]}",
+                        fix="mark it disagree (and say why in comment), or restore the text",
+                    )
         revised += changed
         new[uid] = {**item, **r.labels, "comment": r.comment}
     return new, revised
 
 
 def review_sheet_rows(state: dict[str, dict]) -> list[dict]:
-    return [{"id": uid, **{k: it[k] for k in TEXT_COLUMNS},
-             **{c: "" for c in AGREE_COLUMNS}, "comment": ""} for uid, it in state.items()]
+    return [
+        {
+            "id": uid,
+            **{k: it[k] for k in TEXT_COLUMNS},
+            **{c: "" for c in AGREE_COLUMNS},
+            "comment": "",
+        }
+        for uid, it in state.items()
+    ]
 
 
 def author_sheet_rows(items: Sequence[dict]) -> list[dict]:
-    return [{"id": it["uid"], "doc": it["doc"], "source": it["source"], "original": it["original"],
-             "standard_negation": "", "local_negation": "", "local_negation_type": "",
-             "local_negation_element": "", "contradiction": it["contradiction"],
-             "paraphrase": it["paraphrase"], "note": f"origin: {it['origin']}"} for it in items]
+    return [
+        {
+            "id": it["uid"],
+            "doc": it["doc"],
+            "source": it["source"],
+            "original": it["original"],
+            "standard_negation": "",
+            "local_negation": "",
+            "local_negation_type": "",
+            "local_negation_element": "",
+            "contradiction": it["contradiction"],
+            "paraphrase": it["paraphrase"],
+            "note": f"origin: {it['origin']}",
+        }
+        for it in items
+    ]
 
 
 # -- finalize --------------------------------------------------------------------------------------
@@ -656,24 +864,41 @@ def release_records(state: dict[str, dict], lang: str) -> list[dict]:
     """The items in the release schema: NUBench App. L.2 (en) or the KoNUBench release (ko)."""
     out = []
     for i, (uid, it) in enumerate(state.items()):
-        none = (it["local_negation_type"] == EN_NON_APPLICABLE if lang == "en"
-                else not it["local_negation_type"])
+        none = (
+            it["local_negation_type"] == EN_NON_APPLICABLE
+            if lang == "en"
+            else not it["local_negation_type"]
+        )
         if lang == "en":
-            out.append({"wikipedia_index": it["doc"], "index": i, "sentence": it["original"],
-                        "choice1": it["standard_negation"],
-                        "choice2": None if none else it["local_negation"],
-                        "choice2_type": it["local_negation_type"],
-                        "choice2_element": it["local_negation_element"] or None,
-                        "choice3": it["contradiction"], "choice4": it["paraphrase"],
-                        "build_id": uid})
+            out.append(
+                {
+                    "wikipedia_index": it["doc"],
+                    "index": i,
+                    "sentence": it["original"],
+                    "choice1": it["standard_negation"],
+                    "choice2": None if none else it["local_negation"],
+                    "choice2_type": it["local_negation_type"],
+                    "choice2_element": it["local_negation_element"] or None,
+                    "choice3": it["contradiction"],
+                    "choice4": it["paraphrase"],
+                    "build_id": uid,
+                }
+            )
         else:
-            out.append({"idx": str(i), "raw_id": uid, "original_sentence": it["original"],
-                        "standard_negation": it["standard_negation"],
-                        "local_negation_type": None if none else it["local_negation_type"],
-                        "local_negation": None if none else it["local_negation"],
-                        "local_부정요소": it["local_negation_element"] or None,
-                        "contradiction": it["contradiction"], "paraphrase": it["paraphrase"],
-                        "note": it.get("note") or None})
+            out.append(
+                {
+                    "idx": str(i),
+                    "raw_id": uid,
+                    "original_sentence": it["original"],
+                    "standard_negation": it["standard_negation"],
+                    "local_negation_type": None if none else it["local_negation_type"],
+                    "local_negation": None if none else it["local_negation"],
+                    "local_부정요소": it["local_negation_element"] or None,
+                    "contradiction": it["contradiction"],
+                    "paraphrase": it["paraphrase"],
+                    "note": it.get("note") or None,
+                }
+            )
     return out
 
 
@@ -688,8 +913,9 @@ def check_release(records: list[dict], lang: str, split: str, path: str) -> None
 
 
 # -- the whole build -------------------------------------------------------------------------------
-def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
-          progress: bool = True) -> dict:
+def build(
+    cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None, progress: bool = True
+) -> dict:
     """Run or resume the build as far as the given sheets allow; returns what was done.
 
     Filled sheets are validated (structure and values) before any stage runs or file is
@@ -697,22 +923,40 @@ def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
     file is written."""
     cfg = cfg.resolved()
     if not Path(cfg.input).is_file():
-        raise DataError("input file not found", path=cfg.input,
-                        fix="give a text file (one document per line) or JSON lines")
+        raise DataError(
+            "input file not found",
+            path=cfg.input,
+            fix="give a text file (one document per line) or JSON lines",
+        )
     author = read_author(cfg.author, cfg.lang) if cfg.author else None
     reviews = [read_review(p, cfg.lang) for p in cfg.reviews]
     out = Path(cfg.out)
-    gen = Generator(cfg.model, dtype=cfg.dtype, device=cfg.device, cache_path=cfg.cache,
-                    max_tokens=cfg.max_tokens, log=log, progress=progress)
+    gen = Generator(
+        cfg.model,
+        dtype=cfg.dtype,
+        device=cfg.device,
+        cache_path=cfg.cache,
+        max_tokens=cfg.max_tokens,
+        log=log,
+        progress=progress,
+    )
     items, stages = stage_records(cfg, gen, log)
     uids = [it["uid"] for it in items]
-    res: dict[str, Any] = {"items": len(items), "stages": stages.fingerprints,
-                           "model_requests": gen.requests, "model_computed": gen.computed,
-                           "model_opened": gen.engine is not None, "rounds": [], "sheets": []}
+    res: dict[str, Any] = {
+        "items": len(items),
+        "stages": stages.fingerprints,
+        "model_requests": gen.requests,
+        "model_computed": gen.computed,
+        "model_opened": gen.engine is not None,
+        "rounds": [],
+        "sheets": [],
+    }
     sheets = out / "sheets"
     if author is None:
-        res["sheets"] = [str(p) for p in write_sheet(sheets / "author", author_sheet_rows(items),
-                                                     AUTHOR_COLUMNS, log)]
+        res["sheets"] = [
+            str(p)
+            for p in write_sheet(sheets / "author", author_sheet_rows(items), AUTHOR_COLUMNS, log)
+        ]
         res["next"] = "author"
         return res
     match_ids(author, uids, cfg.author, "author sheet")
@@ -724,8 +968,12 @@ def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
     res["rounds"] = [r.as_dict() for r in rounds]
     if len(rounds) < cfg.rounds:
         k = len(rounds) + 1
-        res["sheets"] = [str(p) for p in write_sheet(sheets / f"review-{k}",
-                                                     review_sheet_rows(state), REVIEW_COLUMNS, log)]
+        res["sheets"] = [
+            str(p)
+            for p in write_sheet(
+                sheets / f"review-{k}", review_sheet_rows(state), REVIEW_COLUMNS, log
+            )
+        ]
         res["next"] = f"review-{k}"
         return res
     records = release_records(state, cfg.lang)
@@ -733,23 +981,37 @@ def build(cfg: McqConfig, *, log: Callable[[str], None] = lambda s: None,
     check_release(records, cfg.lang, cfg.split, str(final))
     language(cfg.lang).write_release(final, records)
     manifest = {
-        "builder": "negbench build mcq", "lang": cfg.lang, "split": cfg.split,
+        "builder": "negbench build mcq",
+        "lang": cfg.lang,
+        "split": cfg.split,
         "input": {"path": cfg.input, "sha256": file_sha256(cfg.input)},
         "settings": {k: v for k, v in asdict(cfg).items() if k not in ("author", "reviews")},
         "model": {"spec": cfg.model, "fingerprint": _model_fingerprint(out, gen)},
-        "prompts": {name: {"source": p.source, "sha256": p.sha256}
-                    for name, p in PROMPTS[cfg.lang].items()},
+        "prompts": {
+            name: {"source": p.source, "sha256": p.sha256} for name, p in PROMPTS[cfg.lang].items()
+        },
         "stages": stages.fingerprints,
         "author_sheet": {"path": cfg.author, "sha256": file_sha256(cfg.author)},
-        "reviews": [{**r.as_dict(), "path": p, "sha256": file_sha256(p)}
-                    for r, p in zip(rounds, cfg.reviews)],
+        "reviews": [
+            {**r.as_dict(), "path": p, "sha256": file_sha256(p)}
+            for r, p in zip(rounds, cfg.reviews)
+        ],
         "items": len(records),
-        "choice2_types" if cfg.lang == "en" else "local_negation_types": _type_counts(records, cfg.lang),
-        "release": str(final), "task_source": str(root),
+        "choice2_types" if cfg.lang == "en" else "local_negation_types": _type_counts(
+            records, cfg.lang
+        ),
+        "release": str(final),
+        "task_source": str(root),
     }
     write_json(out / "manifest.json", manifest)
-    res.update({"next": None, "release": str(final), "task_source": str(root),
-                "manifest": str(out / "manifest.json")})
+    res.update(
+        {
+            "next": None,
+            "release": str(final),
+            "task_source": str(root),
+            "manifest": str(out / "manifest.json"),
+        }
+    )
     return res
 
 

@@ -16,6 +16,7 @@ the listing or figure it comes from.  What "verbatim" means here (docs/build_mcq
 ``{sentence}`` / ``{text}`` is the only placeholder; :func:`render` substitutes it with
 ``str.replace`` (the prompts contain no other braces, but a user's prompt file may).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,10 +26,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Prompt:
     """One LLM stage's prompt: an optional system message and the user message template."""
+
     name: str
-    source: str            # where it is published
+    source: str  # where it is published
     system: str | None
-    user: str              # holds "{sentence}" once
+    user: str  # holds "{sentence}" once
 
     def render(self, sentence: str) -> str:
         return self.user.replace("{sentence}", sentence)
@@ -42,14 +44,17 @@ class Prompt:
 # -- Thunder-NUBench, App. K ---------------------------------------------------------------------
 #: Listing 2 (``merge_sentences_with_gpt``, GPT-4-turbo-preview), the " \n " kept as printed.
 EN_MERGE = Prompt(
-    "merge", "Thunder-NUBench App. K.1, Listing 2",
+    "merge",
+    "Thunder-NUBench App. K.1, Listing 2",
     "Merge sentences into a single one.",
     "Merge these sentences: {sentence} \n Provide only the resulting sentence without any "
-    "additional explanation or introduction.")
+    "additional explanation or introduction.",
+)
 
 #: Listing 4 (``generate_conditionals``, GPT-4o-mini).
 EN_CONDITIONALS = Prompt(
-    "conditionals", "Thunder-NUBench App. K.2, Listing 4",
+    "conditionals",
+    "Thunder-NUBench App. K.2, Listing 4",
     "You are a helpful assistant that specializes in generating conditional sentences.",
     "Based on the sentence below, write a conditional sentence that uses the main topic of the "
     "sentence.\n"
@@ -58,11 +63,13 @@ EN_CONDITIONALS = Prompt(
     "For example:\n"
     "- If it rains tomorrow, I will stay home.\n"
     "Sentence:\n"
-    "'{sentence}'")
+    "'{sentence}'",
+)
 
 #: Listing 5 (``generate_contradiction``, GPT-4o).
 EN_CONTRADICTION = Prompt(
-    "contradiction", "Thunder-NUBench App. K.2, Listing 5",
+    "contradiction",
+    "Thunder-NUBench App. K.2, Listing 5",
     "You are a helpful assistant tasked with generating logical contradictions. Do not use "
     "negation to make contradiction.",
     "You will be given a sentence. Generate a contradictory sentence that directly conflicts "
@@ -82,42 +89,46 @@ EN_CONTRADICTION = Prompt(
     "sentence being true simultaneously.\n"
     "\n"
     "Examples:\n"
-    "Original sentence: \"The tallest student won the award.\"\n"
-    "Contradicted sentence: \"The shortest student won the award.\"\n"
+    'Original sentence: "The tallest student won the award."\n'
+    'Contradicted sentence: "The shortest student won the award."\n'
     "\n"
-    "Original sentence: \"The room was completely dark.\"\n"
-    "Contradicted sentence: \"The room was brightly lit.\"\n"
+    'Original sentence: "The room was completely dark."\n'
+    'Contradicted sentence: "The room was brightly lit."\n'
     "\n"
-    "Original sentence: \"The event took place in the morning.\"\n"
-    "Contradicted sentence: \"The event took place in the evening.\"\n"
+    'Original sentence: "The event took place in the morning."\n'
+    'Contradicted sentence: "The event took place in the evening."\n'
     "\n"
-    "Original sentence: \"All people are dying.\"\n"
-    "Contradicted sentence: \"Some people are dying.\"\n"
+    'Original sentence: "All people are dying."\n'
+    'Contradicted sentence: "Some people are dying."\n'
     "\n"
     "Now, generate a contradictory sentence without standard negation, without changing the "
     "main verb, and ensuring the two sentences are logically incompatible, for the following:\n"
     "\n"
-    "Original sentence: \"{sentence}\"\n"
+    'Original sentence: "{sentence}"\n'
     "\n"
-    "Contradicted sentence:")
+    "Contradicted sentence:",
+)
 
 #: Listing 6 (``generate_paraphrase``, GPT-4o).
 EN_PARAPHRASE = Prompt(
-    "paraphrase", "Thunder-NUBench App. K.2, Listing 6",
+    "paraphrase",
+    "Thunder-NUBench App. K.2, Listing 6",
     "You are a helpful assistant skilled at generating paraphrases while keeping the meaning of "
     "sentences unchanged.",
     "Paraphrase the following sentence using synonyms or slight structural variations without "
     "changing its meaning.\n"
     "Do not add or remove any main verbs. Keep the original intent of the sentence intact.\n"
     "\n"
-    "Original sentence: \"{sentence}\"\n"
+    'Original sentence: "{sentence}"\n'
     "\n"
-    "Paraphrased sentence:")
+    "Paraphrased sentence:",
+)
 
 # -- Thunder-KoNUBench, App. D (the Korean versions; the English ones are translations) ----------
 #: Figure 5 (``merge``, GPT-4.1 mini).
 KO_MERGE = Prompt(
-    "merge", "Thunder-KoNUBench App. D, Figure 5 (merge)",
+    "merge",
+    "Thunder-KoNUBench App. D, Figure 5 (merge)",
     "너는 자연스럽게 논리적인 한 문장을 생성하는 전문가야. 아래 지침을 따라 여러 문장으로 이루어진 "
     "원문의 내용을 종합해서, 매끄럽고 자연스러운 한 문장을 생성해줘.",
     "- 대등적 연결어미('-고', '-지만', '-(으)나', '-(으)며 등)는 앞 절과 뒤 절이 독립적일 때만 사용할 것.\n"
@@ -130,11 +141,13 @@ KO_MERGE = Prompt(
     "\n"
     "원문을 줄 테니, 다른 말은 하지 말고 한 문장만 생성해.\n"
     "원문: {sentence}\n"
-    "생성된 문장:")
+    "생성된 문장:",
+)
 
 #: Figure 6 (``contradiction_generate``, GPT-5; no system message: Responses API ``input``).
 KO_CONTRADICTION = Prompt(
-    "contradiction", "Thunder-KoNUBench App. D, Figure 6 (contradiction)",
+    "contradiction",
+    "Thunder-KoNUBench App. D, Figure 6 (contradiction)",
     None,
     "넌 부정 표현을 사용하지 않고, 원문과 양립할 수 없는 문장을 만드는 전문가야. 양립 불가능한 문장이란, "
     "원문이 참일 때 성립이 불가능한 문장을 말해. 원문을 줄 테니, 부정 표현을 사용하지 않고 원문과 "
@@ -156,11 +169,13 @@ KO_CONTRADICTION = Prompt(
     "매우 우호적이었다.\n"
     "이제 원문을 줄 테니, contradiction에 해당하는 문장만 생성해. 다른 말은 하지 마.\n"
     "원문: {sentence}\n"
-    "contradiction:")
+    "contradiction:",
+)
 
 #: Figure 7 (``paraphrase_generate``, GPT-5; no system message).
 KO_PARAPHRASE = Prompt(
-    "paraphrase", "Thunder-KoNUBench App. D, Figure 7 (paraphrase)",
+    "paraphrase",
+    "Thunder-KoNUBench App. D, Figure 7 (paraphrase)",
     None,
     "너는 원문과 일치하지 않으면서도 원문의 의미를 유지하는 문장을 생성하는 paraphrase 전문가야. "
     "원문을 줄 테니, 원문의 의미를 유지하면서 문장 구조나 단어가 수정된 문장을 생성해줘. 원문과 동일한 "
@@ -176,17 +191,31 @@ KO_PARAPHRASE = Prompt(
     "paraphrase: 마이클 시인의 출생일과 출생지는 각각 1969년 2월 5일과 웨일스이고, 영국 배우이다.\n"
     "이제 원문을 줄 테니, paraphrase 문장을 생성해. 다른 말은 하지 마.\n"
     "원문: {sentence}\n"
-    "paraphrase:")
+    "paraphrase:",
+)
 
 #: The default prompt of each LLM stage per language (Korean has no conditionals stage: the
 #: KoNUBench paper generates none).
 PROMPTS: dict[str, dict[str, Prompt]] = {
-    "en": {"merge": EN_MERGE, "conditionals": EN_CONDITIONALS,
-           "contradiction": EN_CONTRADICTION, "paraphrase": EN_PARAPHRASE},
+    "en": {
+        "merge": EN_MERGE,
+        "conditionals": EN_CONDITIONALS,
+        "contradiction": EN_CONTRADICTION,
+        "paraphrase": EN_PARAPHRASE,
+    },
     "ko": {"merge": KO_MERGE, "contradiction": KO_CONTRADICTION, "paraphrase": KO_PARAPHRASE},
 }
 
 #: Answer labels the prompts end with; a model that repeats one is cut after it.
-ANSWER_LABELS = ("Contradicted sentence:", "Paraphrased sentence:", "Conditional sentence:",
-                 "Merged sentence:", "Resulting sentence:", "Contradiction:", "Paraphrase:",
-                 "contradiction:", "paraphrase:", "생성된 문장:")
+ANSWER_LABELS = (
+    "Contradicted sentence:",
+    "Paraphrased sentence:",
+    "Conditional sentence:",
+    "Merged sentence:",
+    "Resulting sentence:",
+    "Contradiction:",
+    "Paraphrase:",
+    "contradiction:",
+    "paraphrase:",
+    "생성된 문장:",
+)

@@ -1,6 +1,7 @@
 """The ``negbench`` command line: one module per command, each adding its parser and setting the
 function that runs it (``set_defaults(func=…)``); :func:`main` parses and dispatches, and turns a
 user's error into one message and exit code 2."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,15 +20,47 @@ EPILOG = """examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from negbench.cli import (analyze, build, experiment, export, human_eval, lm_eval, models,
-                              profile, report, rescore, run, show, tasks, train)
-    p = argparse.ArgumentParser(prog="negbench", description="Measure, explain and improve how "
-                                "language models understand negation.", epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    from negbench.cli import (
+        analyze,
+        build,
+        experiment,
+        export,
+        human_eval,
+        lm_eval,
+        models,
+        profile,
+        report,
+        rescore,
+        run,
+        show,
+        tasks,
+        train,
+    )
+
+    p = argparse.ArgumentParser(
+        prog="negbench",
+        description="Measure, explain and improve how language models understand negation.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"negbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for command in (tasks, models, run, show, rescore, export, human_eval, report, build,
-                    analyze, train, experiment, lm_eval, profile):
+    for command in (
+        tasks,
+        models,
+        run,
+        show,
+        rescore,
+        export,
+        human_eval,
+        report,
+        build,
+        analyze,
+        train,
+        experiment,
+        lm_eval,
+        profile,
+    ):
         command.add_parser(sub)
     return p
 
@@ -35,10 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     if raw[:1] == ["lm-eval"] and raw[1:2] not in (["--"], ["-h"], ["--help"]):
-        raw.insert(1, "--")                           # lm-eval's own options follow, '--' or not
+        raw.insert(1, "--")  # lm-eval's own options follow, '--' or not
     try:
-        if raw[:1] == ["run"]:                        # run --config FILE: the file's flags first
+        if raw[:1] == ["run"]:  # run --config FILE: the file's flags first
             from negbench.cli.config import expand
+
             raw = expand(raw)
     except NegbenchError as exc:
         print(exc.render(), file=sys.stderr)
@@ -46,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(raw)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    stop_on_ctrl_c()                                  # even when started with SIGINT ignored
+    stop_on_ctrl_c()  # even when started with SIGINT ignored
     try:
         func = getattr(args, "func", None)
         if func is None:
@@ -56,18 +90,21 @@ def main(argv: list[str] | None = None) -> int:
     except NegbenchError as exc:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
-    except ModuleNotFoundError as exc:                # an optional part that is not installed
+    except ModuleNotFoundError as exc:  # an optional part that is not installed
         from negbench.errors import missing_module_error
+
         err = missing_module_error(exc.name or "")
         if err is None:
             raise
         print(err.render(), file=sys.stderr)
         return err.exit_code
-    except BrokenPipeError:                           # `negbench show … | head`
+    except BrokenPipeError:  # `negbench show … | head`
         return 0
     except KeyboardInterrupt:
-        print("interrupted: answered requests are cached; rerun the same command to resume",
-              file=sys.stderr)
+        print(
+            "interrupted: answered requests are cached; rerun the same command to resume",
+            file=sys.stderr,
+        )
         return 130
 
 

@@ -1,4 +1,5 @@
 """``python -m negbench.cli`` is ``negbench``."""
+
 import sys
 
 from negbench.cli import main

@@ -16,6 +16,7 @@ It is turned into those very flags, placed before the ones typed on the command 
 command means exactly ``negbench run <the file's flags> <the rest>``, so an option given on the
 command line wins, and every value is checked by the same parser.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,7 @@ from negbench.errors import OptionError
 
 def _run_parser() -> argparse.ArgumentParser:
     from negbench.cli import build_parser
+
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return sub.choices["run"]
@@ -39,7 +41,9 @@ def config_path(argv: list[str]) -> tuple[str | None, list[str]]:
         a = argv[i]
         if a == "--config":
             if i + 1 >= len(argv):
-                raise OptionError("--config needs a file", where="--config", fix="--config run.yaml")
+                raise OptionError(
+                    "--config needs a file", where="--config", fix="--config run.yaml"
+                )
             path = argv[i + 1]
             i += 2
             continue
@@ -54,22 +58,33 @@ def config_path(argv: list[str]) -> tuple[str | None, list[str]]:
 def config_flags(path: str | Path, parser: argparse.ArgumentParser | None = None) -> list[str]:
     """The command-line flags a config file stands for."""
     from negbench.errors import require
+
     yaml = require("yaml")
     from negbench.tasks.records import read_text
+
     p = Path(path)
     if not p.is_file():
-        raise OptionError(f"config file not found: {p}", where="--config",
-                          fix="give a YAML file of negbench run options")
+        raise OptionError(
+            f"config file not found: {p}",
+            where="--config",
+            fix="give a YAML file of negbench run options",
+        )
     try:
         obj = yaml.safe_load(read_text(p))
     except yaml.YAMLError as exc:
-        raise OptionError(f"{p} is not valid YAML ({exc})", where="--config",
-                          fix="check the indentation and the quoting") from None
+        raise OptionError(
+            f"{p} is not valid YAML ({exc})",
+            where="--config",
+            fix="check the indentation and the quoting",
+        ) from None
     if obj is None:
         return []
     if not isinstance(obj, dict):
-        raise OptionError(f"{p}: a config file is a mapping of option names to values",
-                          where="--config", fix="e.g. tasks: [negation-mini]")
+        raise OptionError(
+            f"{p}: a config file is a mapping of option names to values",
+            where="--config",
+            fix="e.g. tasks: [negation-mini]",
+        )
     parser = parser or _run_parser()
     actions = {opt: a for a in parser._actions for opt in a.option_strings}
     flags: list[str] = []
@@ -78,16 +93,25 @@ def config_flags(path: str | Path, parser: argparse.ArgumentParser | None = None
         action = actions.get(opt)
         if action is None or opt in ("--config", "--help"):
             import difflib
-            names = sorted(o[2:] for o in actions if o.startswith("--") and o not in ("--config",
-                                                                                      "--help"))
+
+            names = sorted(
+                o[2:] for o in actions if o.startswith("--") and o not in ("--config", "--help")
+            )
             close = difflib.get_close_matches(str(key).replace("_", "-"), names, n=1)
-            raise OptionError(f"{p}: unknown option '{key}'", where="--config",
-                              fix=(f"did you mean '{close[0]}'? " if close else "")
-                              + "options: " + ", ".join(names))
+            raise OptionError(
+                f"{p}: unknown option '{key}'",
+                where="--config",
+                fix=(f"did you mean '{close[0]}'? " if close else "")
+                + "options: "
+                + ", ".join(names),
+            )
         if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
             if not isinstance(value, bool):
-                raise OptionError(f"{p}: '{key}' is a flag: true or false, got {value!r}",
-                                  where="--config", fix=f"{key}: true")
+                raise OptionError(
+                    f"{p}: '{key}' is a flag: true or false, got {value!r}",
+                    where="--config",
+                    fix=f"{key}: true",
+                )
             if value == isinstance(action, argparse._StoreTrueAction):
                 flags.append(opt)
             continue

@@ -1,5 +1,6 @@
 """``negbench lm-eval -- ARGS``: lm-evaluation-harness's own command line with negbench's engine
 registered as its model ``negbench`` (:mod:`negbench.integrations.lm_eval`)."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,16 +11,17 @@ from negbench.errors import NegbenchError
 
 
 def add_parser(sub) -> None:
-    le = sub.add_parser("lm-eval", help="run lm-evaluation-harness with negbench's engine as "
-                        "its model (--model negbench)",
-                        description="Registers negbench's engine as the lm-evaluation-harness "
-                        "model 'negbench' and hands everything after -- to lm-eval's own "
-                        "command line (docs/lm_eval_model.md). Needs pip install "
-                        "'negbench[lm-eval]'.",
-                        epilog="example: negbench lm-eval -- --model negbench --model_args "
-                        "model=smollm2-135m-instruct --tasks arc_easy --device cpu")
-    le.add_argument("lm_eval_args", nargs=argparse.REMAINDER,
-                    help="lm-eval's arguments, after --")
+    le = sub.add_parser(
+        "lm-eval",
+        help="run lm-evaluation-harness with negbench's engine as its model (--model negbench)",
+        description="Registers negbench's engine as the lm-evaluation-harness "
+        "model 'negbench' and hands everything after -- to lm-eval's own "
+        "command line (docs/lm_eval_model.md). Needs pip install "
+        "'negbench[lm-eval]'.",
+        epilog="example: negbench lm-eval -- --model negbench --model_args "
+        "model=smollm2-135m-instruct --tasks arc_easy --device cpu",
+    )
+    le.add_argument("lm_eval_args", nargs=argparse.REMAINDER, help="lm-eval's arguments, after --")
     le.set_defaults(func=lambda args: run(args.lm_eval_args))
 
 
@@ -27,20 +29,22 @@ def run(rest: list[str]) -> int:
     """lm-eval's own command line with the model 'negbench' registered."""
     from negbench.hub import offline_when_unreachable
     from negbench.errors import require
+
     require("lm_eval")
-    offline_when_unreachable()               # no hub: its cache only, no minute of retries
+    offline_when_unreachable()  # no hub: its cache only, no minute of retries
     import negbench.integrations.lm_eval  # noqa: F401  (registers --model negbench)
     from lm_eval.__main__ import cli_evaluate
+
     rest = rest[1:] if rest[:1] == ["--"] else rest
     argv = sys.argv
     sys.argv = ["lm-eval", *rest]
     lm_log = logging.getLogger("lm_eval")
-    handlers = list(lm_log.handlers)         # lm-eval adds one on the current stderr
+    handlers = list(lm_log.handlers)  # lm-eval adds one on the current stderr
     try:
         cli_evaluate()
-    except SystemExit as exc:               # --help, argparse errors
+    except SystemExit as exc:  # --help, argparse errors
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except Exception as exc:                # lm-eval's errors for the user: one line
+    except Exception as exc:  # lm-eval's errors for the user: one line
         err = lm_eval_error(exc)
         if err is None:
             raise
@@ -53,8 +57,17 @@ def run(rest: list[str]) -> int:
 
 # Exceptions another tool raises for its user's input or environment (not for a bug): the
 # packages they come from, and the kinds that mean "the user's arguments" or "could not fetch".
-_FETCHING = ("datasets", "huggingface_hub", "transformers", "httpx", "httpx2", "requests",
-             "urllib3", "fsspec", "aiohttp")
+_FETCHING = (
+    "datasets",
+    "huggingface_hub",
+    "transformers",
+    "httpx",
+    "httpx2",
+    "requests",
+    "urllib3",
+    "fsspec",
+    "aiohttp",
+)
 
 
 def _raised_in(exc: BaseException) -> str:
@@ -74,19 +87,29 @@ def lm_eval_error(exc: BaseException) -> "NegbenchError | None":
     origin = _raised_in(exc)
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, (ConnectionError, OSError, TimeoutError)) and (
-            origin in _FETCHING or "lm_eval" in origin):
+        origin in _FETCHING or "lm_eval" in origin
+    ):
         from negbench.hub import unreachable
+
         why = unreachable()
         return NegbenchError(
-            f"lm-eval could not load a model or data set: {first}", where="lm-eval",
-            fix=(f"the Hugging Face hub is not available ({why}) and the local cache does not "
-                 "hold it: where the hub is reachable, download the model (hf download ID; then "
-                 "pass its folder) or run the task once (its data set is then cached); or use a "
-                 "task whose dataset_path is a local file (examples/lm_eval/ with "
-                 "--include_path)") if why else "check the model and data set names, and the "
-                                                "network")
+            f"lm-eval could not load a model or data set: {first}",
+            where="lm-eval",
+            fix=(
+                f"the Hugging Face hub is not available ({why}) and the local cache does not "
+                "hold it: where the hub is reachable, download the model (hf download ID; then "
+                "pass its folder) or run the task once (its data set is then cached); or use a "
+                "task whose dataset_path is a local file (examples/lm_eval/ with "
+                "--include_path)"
+            )
+            if why
+            else "check the model and data set names, and the network",
+        )
     if isinstance(exc, (ValueError, KeyError)) and origin == "lm_eval":
-        return NegbenchError(f"lm-eval: {first}", where="lm-eval arguments (after --)",
-                             fix="check --tasks (lm-eval ls tasks lists them; --include_path "
-                                 "adds a folder of task YAMLs), --model and --model_args")
+        return NegbenchError(
+            f"lm-eval: {first}",
+            where="lm-eval arguments (after --)",
+            fix="check --tasks (lm-eval ls tasks lists them; --include_path "
+            "adds a folder of task YAMLs), --model and --model_args",
+        )
     return None

@@ -1,5 +1,6 @@
 """``negbench profile``: a model's negation profile in one command (:mod:`negbench.profile`), and
 ``negbench profile compare A B [C …]``."""
+
 from __future__ import annotations
 
 import argparse
@@ -23,60 +24,114 @@ the same command resumes (finished benchmarks are not recomputed). docs/profile.
 
 def add_parser(sub) -> None:
     from negbench.profile.presets import BY_KEY, PRESETS
-    p = sub.add_parser("profile", help="a model's negation profile: every negation benchmark, one page",
-                       description="Run every negation benchmark whose data is available with its "
-                       "paper's headline protocol on one loaded model, one cache and one engine, and "
-                       "write one page (HTML, Markdown, JSON): headline scores with CIs beside chance "
-                       "and the papers' models, and the negation phenomena across benchmarks.",
-                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default="smollm2-135m-instruct",
-                   help="embedded model name, model folder, .gguf file, hub id or API model "
-                        "(default: %(default)s)")
-    p.add_argument("--preset", default="quick",
-                   help="; ".join(f"{k}: {v}" for k, v in PRESETS.items()) + " (default: quick)")
-    p.add_argument("--out", "-o", default=None,
-                   help="profile folder (default: profiles/<model>__<preset>)")
-    p.add_argument("--benchmarks", default=None, metavar="NAME,…",
-                   help="only these benchmarks: " + ", ".join(BY_KEY))
-    p.add_argument("--mode", action="append", default=[], metavar="BENCH=MODE",
-                   help="run a benchmark in another mode than its headline one, e.g. konubench=api "
-                        "for a model without prompt log-probabilities (repeatable)")
-    p.add_argument("--sample", type=_int(1), default=None,
-                   help="items per benchmark instead of the quick preset's (a seeded subset of "
-                        "whole units across strata)")
-    p.add_argument("--limit", type=_int(1), default=None,
-                   help="at most about N items per task, in data order (for a trial)")
+
+    p = sub.add_parser(
+        "profile",
+        help="a model's negation profile: every negation benchmark, one page",
+        description="Run every negation benchmark whose data is available with its "
+        "paper's headline protocol on one loaded model, one cache and one engine, and "
+        "write one page (HTML, Markdown, JSON): headline scores with CIs beside chance "
+        "and the papers' models, and the negation phenomena across benchmarks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--model",
+        default="smollm2-135m-instruct",
+        help="embedded model name, model folder, .gguf file, hub id or API model "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--preset",
+        default="quick",
+        help="; ".join(f"{k}: {v}" for k, v in PRESETS.items()) + " (default: quick)",
+    )
+    p.add_argument(
+        "--out", "-o", default=None, help="profile folder (default: profiles/<model>__<preset>)"
+    )
+    p.add_argument(
+        "--benchmarks",
+        default=None,
+        metavar="NAME,…",
+        help="only these benchmarks: " + ", ".join(BY_KEY),
+    )
+    p.add_argument(
+        "--mode",
+        action="append",
+        default=[],
+        metavar="BENCH=MODE",
+        help="run a benchmark in another mode than its headline one, e.g. konubench=api "
+        "for a model without prompt log-probabilities (repeatable)",
+    )
+    p.add_argument(
+        "--sample",
+        type=_int(1),
+        default=None,
+        help="items per benchmark instead of the quick preset's (a seeded subset of "
+        "whole units across strata)",
+    )
+    p.add_argument(
+        "--limit",
+        type=_int(1),
+        default=None,
+        help="at most about N items per task, in data order (for a trial)",
+    )
     p.add_argument("--adapter", default=None, help="LoRA adapter folder (PEFT) to apply")
     p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
     p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
     p.add_argument("--threads", type=_int(1), default=None, help="CPU threads for torch")
-    p.add_argument("--max-length", type=_int(2), default=None,
-                   help="truncate contexts from the left to this many tokens (default: model's)")
-    p.add_argument("--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)")
+    p.add_argument(
+        "--max-length",
+        type=_int(2),
+        default=None,
+        help="truncate contexts from the left to this many tokens (default: model's)",
+    )
+    p.add_argument(
+        "--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)"
+    )
     p.add_argument("--cache", default=None, help="response cache file (default: negbench's)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    p.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the response cache"
+    )
     p.add_argument("--concurrency", type=_int(1), default=4, help="API models: requests in flight")
     p.add_argument("--rate-limit", type=float, default=None, help="API models: requests per second")
     p.add_argument("--max-retries", type=_int(0), default=6, help="API models: retries per request")
     p.add_argument("--timeout", type=float, default=120.0, help="API models: seconds per request")
-    p.add_argument("--tokenizer", default=None, help="openai-compatible: the served model's tokenizer")
+    p.add_argument(
+        "--tokenizer", default=None, help="openai-compatible: the served model's tokenizer"
+    )
     p.add_argument("--api-key-env", default=None, help="API models: the variable holding the key")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace a profile of a different configuration in --out")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a profile of a different configuration in --out",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=run_profile)
     s = p.add_subparsers(dest="action", metavar="compare")
-    c = s.add_parser("compare", help="compare profiles: several models, or a base model and its adapter",
-                     description="Each profile against the first: per benchmark, items paired by doc "
-                     "id with McNemar's test and the paired bootstrap (as 'negbench compare'); the "
-                     "headline side by side; the phenomena that moved.")
+    c = s.add_parser(
+        "compare",
+        help="compare profiles: several models, or a base model and its adapter",
+        description="Each profile against the first: per benchmark, items paired by doc "
+        "id with McNemar's test and the paired bootstrap (as 'negbench compare'); the "
+        "headline side by side; the phenomena that moved.",
+    )
     c.add_argument("profiles", nargs="+", metavar="PROFILE", help="profile folders (two or more)")
-    c.add_argument("--out", "-o", default=None,
-                   help="folder for compare.html, compare.md, compare.json (default: print only)")
-    c.add_argument("--label", action="append", default=None, help="a display name per profile, in order")
+    c.add_argument(
+        "--out",
+        "-o",
+        default=None,
+        help="folder for compare.html, compare.md, compare.json (default: print only)",
+    )
+    c.add_argument(
+        "--label", action="append", default=None, help="a display name per profile, in order"
+    )
     from negbench.cli.report import add_bootstrap_args
+
     add_bootstrap_args(c)
-    c.add_argument("--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)")
+    c.add_argument(
+        "--alpha", type=fraction(0, 1), default=0.05, help="significance level (default: 0.05)"
+    )
     c.add_argument("--force", action="store_true", help="pair items even when the data differ")
     c.add_argument("--json", action="store_true", help="print the JSON")
     c.set_defaults(func=run_compare)
@@ -84,27 +139,50 @@ def add_parser(sub) -> None:
 
 def parse_modes(items: list[str]) -> dict[str, str]:
     from negbench.errors import OptionError
+
     out = {}
     for it in items:
         bench, sep, mode = it.partition("=")
         if not sep or not bench.strip() or not mode.strip():
-            raise OptionError(f"--mode expects BENCH=MODE, got {it!r}", where="--mode",
-                              fix="e.g. --mode konubench=api")
+            raise OptionError(
+                f"--mode expects BENCH=MODE, got {it!r}",
+                where="--mode",
+                fix="e.g. --mode konubench=api",
+            )
         out[bench.strip()] = mode.strip()
     return out
 
 
 def run_profile(args) -> int:
     from negbench.profile.runner import profile
-    benchmarks = [b.strip() for b in args.benchmarks.split(",") if b.strip()] if args.benchmarks else None
-    prof = profile(args.model, preset=args.preset, out=args.out, benchmarks=benchmarks,
-                   modes=parse_modes(args.mode), sample=args.sample, limit=args.limit,
-                   overwrite=args.overwrite, adapter=args.adapter, dtype=args.dtype,
-                   device=args.device, threads=args.threads, max_length=args.max_length,
-                   batch_size=args.batch_size, cache=None if args.no_cache else (args.cache or True),
-                   concurrency=args.concurrency, rate_limit=args.rate_limit,
-                   max_retries=args.max_retries, timeout=args.timeout, tokenizer=args.tokenizer,
-                   api_key_env=args.api_key_env, progress=not args.quiet)
+
+    benchmarks = (
+        [b.strip() for b in args.benchmarks.split(",") if b.strip()] if args.benchmarks else None
+    )
+    prof = profile(
+        args.model,
+        preset=args.preset,
+        out=args.out,
+        benchmarks=benchmarks,
+        modes=parse_modes(args.mode),
+        sample=args.sample,
+        limit=args.limit,
+        overwrite=args.overwrite,
+        adapter=args.adapter,
+        dtype=args.dtype,
+        device=args.device,
+        threads=args.threads,
+        max_length=args.max_length,
+        batch_size=args.batch_size,
+        cache=None if args.no_cache else (args.cache or True),
+        concurrency=args.concurrency,
+        rate_limit=args.rate_limit,
+        max_retries=args.max_retries,
+        timeout=args.timeout,
+        tokenizer=args.tokenizer,
+        api_key_env=args.api_key_env,
+        progress=not args.quiet,
+    )
     print(prof.summary())
     files = prof.manifest.get("files") or {}
     print(f"\nprofile: {prof.folder}")
@@ -119,8 +197,14 @@ def run_compare(args) -> int:
     from negbench.cli.report import bootstrap_options
     from negbench.profile.compare import compare_profiles, summary_text, write_comparison
     from negbench.evaluation.store import to_json
-    pc = compare_profiles(args.profiles, labels=args.label, **bootstrap_options(args),
-                          alpha=args.alpha, force=args.force)
+
+    pc = compare_profiles(
+        args.profiles,
+        labels=args.label,
+        **bootstrap_options(args),
+        alpha=args.alpha,
+        force=args.force,
+    )
     if args.json:
         print(to_json(pc.to_dict(), indent=1))
     else:

@@ -1,5 +1,5 @@
-"""``negbench train`` and ``negbench recipes``: the command-line face of :mod:`negbench.train`.
-"""
+"""``negbench train`` and ``negbench recipes``: the command-line face of :mod:`negbench.train`."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,98 +26,182 @@ from its last checkpoint when the same command is run again.
 
 def add_parser(subparsers) -> None:
     t = subparsers.add_parser(
-        "train", help="LoRA fine-tuning with a paper's recipe, then before/after evaluation",
+        "train",
+        help="LoRA fine-tuning with a paper's recipe, then before/after evaluation",
         description="Fine-tune a LoRA adapter with one of the papers' recipes (peft + "
-                    "transformers Trainer), then evaluate the base model and the adapter on the "
-                    "recipe's test protocol and compare them (flips, McNemar, paired bootstrap).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "transformers Trainer), then evaluate the base model and the adapter on the "
+        "recipe's test protocol and compare them (flips, McNemar, paired bootstrap).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     t.set_defaults(func=cmd_train)
-    t.add_argument("--recipe", default=None,
-                   help="recipe name (negbench recipes lists them); optional with a --config "
-                        "file that names one")
-    t.add_argument("--model", default=None,
-                   help="base model: embedded name, folder, .gguf or hub id (default: "
-                        "smollm2-135m-instruct; gemma3-270m for Korean recipes)")
+    t.add_argument(
+        "--recipe",
+        default=None,
+        help="recipe name (negbench recipes lists them); optional with a --config "
+        "file that names one",
+    )
+    t.add_argument(
+        "--model",
+        default=None,
+        help="base model: embedded name, folder, .gguf or hub id (default: "
+        "smollm2-135m-instruct; gemma3-270m for Korean recipes)",
+    )
     t.add_argument("--out", required=True, help="output folder (adapter in OUT/adapter)")
-    t.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="change a recipe setting, e.g. --set learning_rate=2e-4 (repeatable; "
-                        "strings take \\n escapes, lists are comma-separated, 'none' clears)")
-    t.add_argument("--config", default=None, metavar="FILE.yaml",
-                   help="YAML file of recipe settings (applied before --set)")
-    t.add_argument("--data", default=None,
-                   help="training data: an exporter spec (negbench export lists them), e.g. "
-                        "'notadataset[patterns=1+3,polarity=negative,sample=2000]', or a "
-                        ".json/.jsonl file of Alpaca records (default: the recipe's)")
-    t.add_argument("--max-steps", type=whole_number(1), default=None,
-                   help="stop after N optimiser steps (instead of the recipe's epochs)")
-    t.add_argument("--no-eval", action="store_true",
-                   help="do not evaluate base model and adapter after training")
-    t.add_argument("--eval-limit", type=whole_number(1), default=None,
-                   help="evaluate only the first N test records (notadataset: sample=N, a "
-                        "stratified sample of whole test blocks, at least 5 per pattern)")
-    t.add_argument("--overwrite", action="store_true",
-                   help="replace a finished adapter of a different training in OUT (and "
-                        "evaluation runs of a different configuration)")
-    t.add_argument("--restart", action="store_true",
-                   help="discard an unfinished training in OUT instead of resuming it")
+    t.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change a recipe setting, e.g. --set learning_rate=2e-4 (repeatable; "
+        "strings take \\n escapes, lists are comma-separated, 'none' clears)",
+    )
+    t.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE.yaml",
+        help="YAML file of recipe settings (applied before --set)",
+    )
+    t.add_argument(
+        "--data",
+        default=None,
+        help="training data: an exporter spec (negbench export lists them), e.g. "
+        "'notadataset[patterns=1+3,polarity=negative,sample=2000]', or a "
+        ".json/.jsonl file of Alpaca records (default: the recipe's)",
+    )
+    t.add_argument(
+        "--max-steps",
+        type=whole_number(1),
+        default=None,
+        help="stop after N optimiser steps (instead of the recipe's epochs)",
+    )
+    t.add_argument(
+        "--no-eval",
+        action="store_true",
+        help="do not evaluate base model and adapter after training",
+    )
+    t.add_argument(
+        "--eval-limit",
+        type=whole_number(1),
+        default=None,
+        help="evaluate only the first N test records (notadataset: sample=N, a "
+        "stratified sample of whole test blocks, at least 5 per pattern)",
+    )
+    t.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace a finished adapter of a different training in OUT (and "
+        "evaluation runs of a different configuration)",
+    )
+    t.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard an unfinished training in OUT instead of resuming it",
+    )
     t.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
     t.add_argument("--threads", type=whole_number(1), default=None, help="CPU threads for torch")
-    t.add_argument("--cache", default=None,
-                   help="response cache file of the evaluation (default: negbench's)")
+    t.add_argument(
+        "--cache", default=None, help="response cache file of the evaluation (default: negbench's)"
+    )
     t.add_argument("--quiet", action="store_true", help="no progress bars")
-    t.add_argument("--report-to", type=report_to, default=[], metavar="TRACKERS",
-                   help="log the training (loss, learning rate, …: transformers' Trainer "
-                        "report_to) and the evaluation runs to experiment trackers, "
-                        "comma-separated: tensorboard (OUT/logs), wandb, mlflow (default: none; "
-                        "docs/tracking.md)")
-    t.add_argument("--general-tasks", default=None, metavar="TASK,…",
-                   help="after training, run these lm-evaluation-harness tasks (e.g. "
-                        "arc_easy,boolq,hellaswag; lm-eval's default settings) on the base model "
-                        "and the adapter through negbench's engine; lm-eval's results go to "
-                        "OUT/general/base.json and OUT/general/adapter.json (needs "
-                        "'negbench[lm-eval]'; docs/lm_eval_model.md)")
-    t.add_argument("--general-include-path", default=None, metavar="DIR",
-                   help="folder of local lm-eval task YAMLs for --general-tasks")
-    t.add_argument("--general-limit", type=whole_number(1), default=None,
-                   help="--general-tasks: only the first N documents of each task")
-    t.add_argument("--profile", nargs="?", const="quick", default=None, metavar="PRESET",
-                   help="after training, write the negation profile of the base model and of the "
-                        "adapter and compare them (OUT/profile/base, OUT/profile/adapter, "
-                        "OUT/profile/compare): every negation benchmark with data, not only the "
-                        "recipe's (default preset when given: quick, about ten minutes per "
-                        "profile for SmolLM2 on 2 CPU cores; off by default: docs/profile.md)")
-    t.add_argument("--profile-benchmarks", default=None, metavar="NAME,…",
-                   help="--profile: only these benchmarks (e.g. the recipe's, to keep it short)")
+    t.add_argument(
+        "--report-to",
+        type=report_to,
+        default=[],
+        metavar="TRACKERS",
+        help="log the training (loss, learning rate, …: transformers' Trainer "
+        "report_to) and the evaluation runs to experiment trackers, "
+        "comma-separated: tensorboard (OUT/logs), wandb, mlflow (default: none; "
+        "docs/tracking.md)",
+    )
+    t.add_argument(
+        "--general-tasks",
+        default=None,
+        metavar="TASK,…",
+        help="after training, run these lm-evaluation-harness tasks (e.g. "
+        "arc_easy,boolq,hellaswag; lm-eval's default settings) on the base model "
+        "and the adapter through negbench's engine; lm-eval's results go to "
+        "OUT/general/base.json and OUT/general/adapter.json (needs "
+        "'negbench[lm-eval]'; docs/lm_eval_model.md)",
+    )
+    t.add_argument(
+        "--general-include-path",
+        default=None,
+        metavar="DIR",
+        help="folder of local lm-eval task YAMLs for --general-tasks",
+    )
+    t.add_argument(
+        "--general-limit",
+        type=whole_number(1),
+        default=None,
+        help="--general-tasks: only the first N documents of each task",
+    )
+    t.add_argument(
+        "--profile",
+        nargs="?",
+        const="quick",
+        default=None,
+        metavar="PRESET",
+        help="after training, write the negation profile of the base model and of the "
+        "adapter and compare them (OUT/profile/base, OUT/profile/adapter, "
+        "OUT/profile/compare): every negation benchmark with data, not only the "
+        "recipe's (default preset when given: quick, about ten minutes per "
+        "profile for SmolLM2 on 2 CPU cores; off by default: docs/profile.md)",
+    )
+    t.add_argument(
+        "--profile-benchmarks",
+        default=None,
+        metavar="NAME,…",
+        help="--profile: only these benchmarks (e.g. the recipe's, to keep it short)",
+    )
 
-    r = subparsers.add_parser("recipes", help="list the fine-tuning recipes and every setting",
-                              description="The papers' LoRA recipes: name, source, and every "
-                                          "hyper-parameter (docs/training.md explains them).")
+    r = subparsers.add_parser(
+        "recipes",
+        help="list the fine-tuning recipes and every setting",
+        description="The papers' LoRA recipes: name, source, and every "
+        "hyper-parameter (docs/training.md explains them).",
+    )
     r.set_defaults(func=cmd_recipes)
     r.add_argument("name", nargs="?", help="show one recipe")
-    r.add_argument("--yaml", action="store_true",
-                   help="print the recipe as a YAML config (for --config)")
-    r.add_argument("--llama-factory", dest="llama_factory", action="store_true",
-                   help="print the recipe's LLaMA-Factory training YAML keys")
+    r.add_argument(
+        "--yaml", action="store_true", help="print the recipe as a YAML config (for --config)"
+    )
+    r.add_argument(
+        "--llama-factory",
+        dest="llama_factory",
+        action="store_true",
+        help="print the recipe's LLaMA-Factory training YAML keys",
+    )
 
 
 def cmd_recipes(args) -> int:
     from negbench.train import recipes as R
+
     if not args.name:
         if args.yaml or args.llama_factory:
             from negbench.errors import OptionError
-            raise OptionError("--yaml / --llama-factory show one recipe", where="negbench recipes",
-                              fix="negbench recipes NAME --yaml")
+
+            raise OptionError(
+                "--yaml / --llama-factory show one recipe",
+                where="negbench recipes",
+                fix="negbench recipes NAME --yaml",
+            )
         print(R.table())
-        print("\nnegbench recipes NAME shows one; --yaml writes it as a --config file. "
-              "Sources: docs/training.md.")
+        print(
+            "\nnegbench recipes NAME shows one; --yaml writes it as a --config file. "
+            "Sources: docs/training.md."
+        )
         return 0
     rec = R.get_recipe(args.name)
     if args.yaml:
         sys.stdout.write(R.to_yaml(rec))
     elif args.llama_factory:
         import yaml
-        y, caveats = rec.llamafactory("MODEL", rec.name.replace("-", "_"), "TEMPLATE",
-                                      f"saves/{rec.name}")
+
+        y, caveats = rec.llamafactory(
+            "MODEL", rec.name.replace("-", "_"), "TEMPLATE", f"saves/{rec.name}"
+        )
         sys.stdout.write(yaml.safe_dump(y, sort_keys=False, allow_unicode=True))
         for c in caveats:
             print(f"# not expressible: {c}")
@@ -129,28 +213,55 @@ def cmd_recipes(args) -> int:
 def cmd_train(args) -> int:
     from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
     from negbench.train.recipes import resolve_recipe
-    recipe = resolve_recipe(args.recipe, config=args.config, overrides=args.overrides,
-                            data=args.data, max_steps=args.max_steps, eval_limit=args.eval_limit)
+
+    recipe = resolve_recipe(
+        args.recipe,
+        config=args.config,
+        overrides=args.overrides,
+        data=args.data,
+        max_steps=args.max_steps,
+        eval_limit=args.eval_limit,
+    )
     model = args.model or (MULTILINGUAL_DEFAULT if recipe.language != "en" else DEFAULT_MODEL)
-    general = _general_tasks(args)                    # checked before any training
+    general = _general_tasks(args)  # checked before any training
     profile = _profile_options(args)
     from negbench.train.trainer import train
-    adapter = train(recipe, model, args.out, eval=not args.no_eval, overwrite=args.overwrite,
-                    restart=args.restart, device=args.device, threads=args.threads,
-                    cache=args.cache, progress=not args.quiet, report_to=args.report_to)
+
+    adapter = train(
+        recipe,
+        model,
+        args.out,
+        eval=not args.no_eval,
+        overwrite=args.overwrite,
+        restart=args.restart,
+        device=args.device,
+        threads=args.threads,
+        cache=args.cache,
+        progress=not args.quiet,
+        report_to=args.report_to,
+    )
     print(f"adapter: {adapter}")
     if profile:
         _profiles(args, model, str(adapter), *profile)
     if general:
         from pathlib import Path
         from negbench.integrations.lm_eval import general_eval
+
         for name, adp in (("base", None), ("adapter", str(adapter))):
             out = Path(args.out) / "general" / f"{name}.json"
             print(f"lm-eval {','.join(general)} on the {name} model:")
-            general_eval(model, adp, general, str(out), include_path=args.general_include_path,
-                         device=args.device, threads=args.threads,
-                         cache=args.cache,
-                         limit=args.general_limit, progress=not args.quiet)
+            general_eval(
+                model,
+                adp,
+                general,
+                str(out),
+                include_path=args.general_include_path,
+                device=args.device,
+                threads=args.threads,
+                cache=args.cache,
+                limit=args.general_limit,
+                progress=not args.quiet,
+            )
             print(f"lm-eval results: {out}")
     return 0
 
@@ -160,12 +271,20 @@ def _profile_options(args) -> tuple[str, list[str] | None] | None:
     if args.profile is None:
         if args.profile_benchmarks:
             from negbench.errors import OptionError
-            raise OptionError("--profile-benchmarks goes with --profile", where="negbench train",
-                              fix="add --profile (quick preset) or --profile paper")
+
+            raise OptionError(
+                "--profile-benchmarks goes with --profile",
+                where="negbench train",
+                fix="add --profile (quick preset) or --profile paper",
+            )
         return None
     from negbench.profile.presets import select
-    names = [b.strip() for b in args.profile_benchmarks.split(",") if b.strip()] \
-        if args.profile_benchmarks else None
+
+    names = (
+        [b.strip() for b in args.profile_benchmarks.split(",") if b.strip()]
+        if args.profile_benchmarks
+        else None
+    )
     select(args.profile, names)
     return args.profile, names
 
@@ -175,9 +294,17 @@ def _profiles(args, model: str, adapter: str, preset: str, benchmarks: list[str]
     from pathlib import Path
     from negbench.profile.compare import compare_profiles, summary_text, write_comparison
     from negbench.profile.runner import profile
+
     out = Path(args.out) / "profile"
-    opts = dict(preset=preset, benchmarks=benchmarks, device=args.device, threads=args.threads,
-                cache=args.cache or True, progress=not args.quiet, overwrite=args.overwrite)
+    opts = dict(
+        preset=preset,
+        benchmarks=benchmarks,
+        device=args.device,
+        threads=args.threads,
+        cache=args.cache or True,
+        progress=not args.quiet,
+        overwrite=args.overwrite,
+    )
     folders = []
     for name, adp in (("base", None), ("adapter", adapter)):
         print(f"negation profile of the {name} model ({preset} preset):")
@@ -193,12 +320,18 @@ def _general_tasks(args) -> list[str] | None:
     if not args.general_tasks:
         if args.general_include_path or args.general_limit:
             from negbench.errors import OptionError
-            raise OptionError("--general-include-path / --general-limit go with --general-tasks",
-                              where="negbench train", fix="add --general-tasks TASK,…")
+
+            raise OptionError(
+                "--general-include-path / --general-limit go with --general-tasks",
+                where="negbench train",
+                fix="add --general-tasks TASK,…",
+            )
         return None
     from negbench.errors import require
+
     require("lm_eval")
     from negbench.integrations.lm_eval import task_manager
+
     tasks = [t.strip() for t in args.general_tasks.split(",") if t.strip()]
     task_manager(tasks, args.general_include_path)
     return tasks

@@ -17,6 +17,7 @@ progress and statistics, tokenises exactly as the token-level path when the back
 tokenizer, and sends requests sorted by prompt so that shared prefixes are adjacent (a server
 with prefix caching reuses them).
 """
+
 from __future__ import annotations
 
 import gc
@@ -32,12 +33,30 @@ import numpy as np
 
 from negbench.backends.base import PackedBatch, RequestJob, row_inputs
 from negbench.core.cache import ResponseCache
-from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
-                                    LoglikelihoodResponse, NextTokenRequest, NextTokenResponse,
-                                    Request, Response, RollingLoglikelihoodRequest,
-                                    RollingLoglikelihoodResponse)
-from negbench.core.trie import (ChainStep, FreeStep, RowsStep, TokenTrie, TrieArrays, neighbour_lcp,
-                                plan_forward, prune, ranges, sorted_trie)
+from negbench.core.requests import (
+    GenerationRequest,
+    GenerationResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    NextTokenRequest,
+    NextTokenResponse,
+    Request,
+    Response,
+    RollingLoglikelihoodRequest,
+    RollingLoglikelihoodResponse,
+)
+from negbench.core.trie import (
+    ChainStep,
+    FreeStep,
+    RowsStep,
+    TokenTrie,
+    TrieArrays,
+    neighbour_lcp,
+    plan_forward,
+    prune,
+    ranges,
+    sorted_trie,
+)
 
 #: Row lengths the planner tries for packed rows (see ``Engine._plan``).
 ROW_LENGTHS = (256, 512, 1024, 2048)
@@ -59,10 +78,10 @@ class EngineStats:
     padded_tokens: int = 0
     unique_tokens: int = 0
     naive_tokens: int = 0
-    scored_positions: int = 0            # positions whose output head (logits) was computed
-    retries: int = 0                     # request-level backends: requests sent again
-    padded_plans: int = 0                # chunks scored as plain padded rows (sharing could not pay)
-    forward_s: float = 0.0               # time inside forward calls (device time on a GPU)
+    scored_positions: int = 0  # positions whose output head (logits) was computed
+    retries: int = 0  # request-level backends: requests sent again
+    padded_plans: int = 0  # chunks scored as plain padded rows (sharing could not pay)
+    forward_s: float = 0.0  # time inside forward calls (device time on a GPU)
     wall_s: float = 0.0
 
     def add(self, other: "EngineStats") -> None:
@@ -72,48 +91,53 @@ class EngineStats:
 
 @dataclass
 class EngineConfig:
-    batch_size: int = 32                 # rows per forward call
-    max_row_tokens: int | None = None    # tokens packed into one row; None: auto (see _plan)
+    batch_size: int = 32  # rows per forward call
+    max_row_tokens: int | None = None  # tokens packed into one row; None: auto (see _plan)
     max_batch_tokens: int | None = None  # rows × row length per forward call; None: the
-                                         # backend's (transformers: 2048 on CPU, 32768 on GPU)
-    share_prefix: bool = True            # trie sharing + packing; False = one row per request
-    chunk_tokens: int = 200_000          # requests planned together (bounded memory on huge runs)
+    # backend's (transformers: 2048 on CPU, 32768 on GPU)
+    share_prefix: bool = True  # trie sharing + packing; False = one row per request
+    chunk_tokens: int = 200_000  # requests planned together (bounded memory on huge runs)
     gen_batch_size: int = 16
-    gen_prefix_min: int = 64             # shared prompt prefix (tokens) worth one KV pass in generation
+    gen_prefix_min: int = 64  # shared prompt prefix (tokens) worth one KV pass in generation
     progress: bool = True
-    group_tokens: int | None = None      # tokens per prefix-sharing group (None: chunk_tokens);
-                                         # the unit of work of a Ray pool (negbench.evaluation.cluster)
-    plan: str = "auto"                   # "auto": the trie, or padded rows where the cost model
-                                         # says sharing cannot pay; "trie"; "padded"
-    prefetch: bool | None = None         # prepare the next forward call on a worker thread while
-                                         # one runs; None: on a GPU only (on a CPU the thread
-                                         # takes cores from the forward)
+    group_tokens: int | None = None  # tokens per prefix-sharing group (None: chunk_tokens);
+    # the unit of work of a Ray pool (negbench.evaluation.cluster)
+    plan: str = "auto"  # "auto": the trie, or padded rows where the cost model
+    # says sharing cannot pay; "trie"; "padded"
+    prefetch: bool | None = None  # prepare the next forward call on a worker thread while
+    # one runs; None: on a GPU only (on a CPU the thread
+    # takes cores from the forward)
 
 
 @dataclass
 class _Scored:
     key: str
     req: Request
-    inputs: list[int]                    # tokens forwarded (context + continuation[:-1])
-    asks: list[tuple[int, int]] = field(default_factory=list)   # (position in inputs, target)
-    labels: list[tuple[str, int]] = field(default_factory=list) # next-token labels
-    window: tuple[str, int, int] | None = None   # rolling: (request key, window, windows)
+    inputs: list[int]  # tokens forwarded (context + continuation[:-1])
+    asks: list[tuple[int, int]] = field(default_factory=list)  # (position in inputs, target)
+    labels: list[tuple[str, int]] = field(default_factory=list)  # next-token labels
+    window: tuple[str, int, int] | None = None  # rolling: (request key, window, windows)
 
 
 class Engine:
-    def __init__(self, backend, cache: ResponseCache | None = None,
-                 config: EngineConfig | None = None, pool=None):
+    def __init__(
+        self,
+        backend,
+        cache: ResponseCache | None = None,
+        config: EngineConfig | None = None,
+        pool=None,
+    ):
         self.backend = backend
         self.cache = cache
         self.config = config or EngineConfig()
-        self.pool = pool            # scores groups elsewhere (negbench.evaluation.cluster.RayPool), or None
-        if getattr(backend, "level", None) == "request":    # in-process request-level backends
+        self.pool = pool  # scores groups elsewhere (negbench.evaluation.cluster.RayPool), or None
+        if getattr(backend, "level", None) == "request":  # in-process request-level backends
             for name in ("batch_size", "max_batch_tokens", "gen_batch_size"):  # (seq2seq) batch
                 if hasattr(backend, name) and getattr(self.config, name) is not None:
                     setattr(backend, name, getattr(self.config, name))  # as the engine is told
         self.stats = EngineStats()
-        self.last_keys: list[str] = []           # cache keys of the last run's requests, in order
-        self._meta: dict[str, dict] = {}         # provenance of answers that arrived in this process
+        self.last_keys: list[str] = []  # cache keys of the last run's requests, in order
+        self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
     def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> list[Response]:
@@ -156,7 +180,7 @@ class Engine:
                     self.cache.put_many([(k, r.kind, fp, resp) for k, r, resp in items])
                 bar.update(len(items) if own_bar else sum(mult[k] for k, _, _ in items))
 
-            try:                        # stats of a failed call (retries…) are kept too
+            try:  # stats of a failed call (retries…) are kept too
                 if is_request_level(self.backend):
                     with gc_frozen(self._gc):
                         self._answer(todo, done, st)
@@ -200,11 +224,15 @@ class Engine:
         be = self.backend
         if any(isinstance(r, RollingLoglikelihoodRequest) for _, r in todo):
             from negbench.errors import ModelError
-            raise ModelError(f"the {getattr(be, 'name', 'request-level')} backend cannot score a "
-                             "whole text's rolling log-likelihood (lm-eval "
-                             "loglikelihood_rolling: perplexity tasks such as wikitext)",
-                             where="--model", fix="use a local decoder-only model (an embedded "
-                             "name, a transformers folder, a .gguf file) for those tasks")
+
+            raise ModelError(
+                f"the {getattr(be, 'name', 'request-level')} backend cannot score a "
+                "whole text's rolling log-likelihood (lm-eval "
+                "loglikelihood_rolling: perplexity tasks such as wikitext)",
+                where="--model",
+                fix="use a local decoder-only model (an embedded "
+                "name, a transformers folder, a .gguf file) for those tasks",
+            )
         be.check_kinds({r.kind for _, r in todo})
         jobs: list[RequestJob] = []
         if getattr(be, "tokenizes", False):
@@ -236,7 +264,7 @@ class Engine:
         st.model_calls += tr.get("calls", 0)
         st.retries += tr.get("retries", 0)
         st.forwarded_tokens += tr.get("prompt_tokens", 0)
-        st.naive_tokens += tr.get("naive_tokens", 0)    # backends that tokenise for themselves
+        st.naive_tokens += tr.get("naive_tokens", 0)  # backends that tokenise for themselves
 
     def provenance(self, keys: list[str]) -> list[dict | None]:
         """Per-answer provenance (served model id, system fingerprint, usage) of request-level
@@ -266,17 +294,20 @@ class Engine:
         split = getattr(be, "can_split", None)
         joins = [bool(c) and split is not None and split(c, k) for c, k in wholes]
         ctx_enc = be.encode_batch([c for c in ctxs if c])
-        cont_tok = iter(be.encode_batch([k for (c, k), j in zip(wholes, joins) if j],
-                                        add_special_tokens=False))
-        whole_enc = iter(be.encode_batch([c + k for (c, k), j in zip(wholes, joins) if c and not j]))
+        cont_tok = iter(
+            be.encode_batch([k for (c, k), j in zip(wholes, joins) if j], add_special_tokens=False)
+        )
+        whole_enc = iter(
+            be.encode_batch([c + k for (c, k), j in zip(wholes, joins) if c and not j])
+        )
         empty_cont = be.encode_batch([k for c, k in wholes if not c], add_special_tokens=False)
         i = j = 0
         for (k, r), (c, cont), joined in zip(ll, wholes, joins):
             if c:
                 ce = ctx_enc[i]
                 i += 1
-                cont_enc = next(cont_tok) if joined else next(whole_enc)[len(ce):]
-            else:                                   # lm-eval: the prefix token stands in
+                cont_enc = next(cont_tok) if joined else next(whole_enc)[len(ce) :]
+            else:  # lm-eval: the prefix token stands in
                 cont_enc = empty_cont[j]
                 j += 1
                 if cont_enc[:1] == [be.prefix_token_id] and len(cont_enc) > 1:
@@ -285,9 +316,9 @@ class Engine:
                     ce = [be.prefix_token_id]
             if not cont_enc:
                 raise ValueError(f"empty continuation after tokenisation: {r.continuation!r}")
-            seq = (ce + cont_enc)[-(max_len + 1):]
+            seq = (ce + cont_enc)[-(max_len + 1) :]
             inputs = seq[:-1]
-            first = len(seq) - len(cont_enc)        # index in seq of the first continuation token
+            first = len(seq) - len(cont_enc)  # index in seq of the first continuation token
             asks = [(p - 1, seq[p]) for p in range(max(first, 1), len(seq))]
             out.append(_Scored(k, r, inputs, asks))
         nt_enc = be.encode_batch([r.context for _, r in nt if r.context])
@@ -301,7 +332,7 @@ class Engine:
                 ce = [be.prefix_token_id]
             key = (r.label_prefix, tuple(r.labels))
             labels = label_sets.get(key)
-            if labels is None:                  # each label set's first tokens, encoded once
+            if labels is None:  # each label set's first tokens, encoded once
                 labels = label_sets[key] = []
                 for lab in r.labels:
                     ids = be.encode(r.label_prefix + lab, add_special_tokens=False)
@@ -313,13 +344,19 @@ class Engine:
         rl = [(k, r) for k, r in items if isinstance(r, RollingLoglikelihoodRequest)]
         for (k, r), toks in zip(rl, be.encode_batch([r.text for _, r in rl])):
             wins = rolling_windows(toks, be.prefix_token_id, max_len)
-            if not wins:                            # no token: lm-eval's sum over no windows
+            if not wins:  # no token: lm-eval's sum over no windows
                 out.append(_Scored(k, r, [], window=(k, 0, 0)))
-            for w, (ce, cont) in enumerate(wins):   # one scored item per window, joined later
+            for w, (ce, cont) in enumerate(wins):  # one scored item per window, joined later
                 seq = ce + cont
-                out.append(_Scored(f"{k}#{w}", r, seq[:-1],
-                                   [(p - 1, seq[p]) for p in range(len(ce), len(seq))],
-                                   window=(k, w, len(wins))))
+                out.append(
+                    _Scored(
+                        f"{k}#{w}",
+                        r,
+                        seq[:-1],
+                        [(p - 1, seq[p]) for p in range(len(ce), len(seq))],
+                        window=(k, w, len(wins)),
+                    )
+                )
         return out
 
     # -- scoring -------------------------------------------------------------------------------
@@ -331,20 +368,32 @@ class Engine:
         st.naive_tokens += int(offsets[-1])
         lcp = neighbour_lcp(flat, offsets)
         groups = cut_groups(prepared, self.config.group_tokens or self.config.chunk_tokens, lcp)
-        if self.pool is not None:           # the same groups, each on a worker (same results)
+        if self.pool is not None:  # the same groups, each on a worker (same results)
             self.pool.score(self, groups, done, st)
             return
         with gc_frozen(getattr(self, "_gc", True)):
             start = 0
             for group in groups:
                 stop = start + len(group)
-                self._score_chunk(group, done, st, flat[offsets[start]:offsets[stop]],
-                                  offsets[start:stop + 1] - offsets[start], lcp[start:stop])
+                self._score_chunk(
+                    group,
+                    done,
+                    st,
+                    flat[offsets[start] : offsets[stop]],
+                    offsets[start : stop + 1] - offsets[start],
+                    lcp[start:stop],
+                )
                 start = stop
 
-    def _score_chunk(self, chunk: list[_Scored], done, st: EngineStats,
-                     flat: np.ndarray | None = None, offsets: np.ndarray | None = None,
-                     lcp: np.ndarray | None = None) -> None:
+    def _score_chunk(
+        self,
+        chunk: list[_Scored],
+        done,
+        st: EngineStats,
+        flat: np.ndarray | None = None,
+        offsets: np.ndarray | None = None,
+        lcp: np.ndarray | None = None,
+    ) -> None:
         """Score token-sorted requests: one trie (array code), one plan, then the forward calls,
         each prepared on a worker thread while the one before runs, its results read back once
         and every request it completes answered at once."""
@@ -362,15 +411,18 @@ class Engine:
         ask_ptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(n_asks, out=ask_ptr[1:])
         chain = itertools.chain.from_iterable
-        asks = np.fromiter(chain(chain(s.asks for s in chunk)), dtype=np.int64,
-                           count=2 * int(ask_ptr[-1])).reshape(-1, 2)
+        asks = np.fromiter(
+            chain(chain(s.asks for s in chunk)), dtype=np.int64, count=2 * int(ask_ptr[-1])
+        ).reshape(-1, 2)
         ask_pos, ask_tok = asks[:, 0], asks[:, 1]
         ask_req = np.repeat(np.arange(n, dtype=np.int64), n_asks)
         if lcp is not None and len(lcp):
             lcp = lcp.copy()
-            lcp[0] = 0                          # the group's first request starts its trie
+            lcp[0] = 0  # the group's first request starts its trie
         trie = sorted_trie(flat, offsets, share=cfg.share_prefix, lcp=lcp)
-        plan, arrays, ask_node = self._plan_chunk(trie, flat, offsets, ask_req, ask_pos, ask_tok, st)
+        plan, arrays, ask_node = self._plan_chunk(
+            trie, flat, offsets, ask_req, ask_pos, ask_tok, st
+        )
         lay = _Layout(arrays, ask_node, ask_tok)
         calls = self._calls(plan)
         comp = np.maximum.reduceat(lay.call_of_node(calls, len(arrays))[ask_node], ask_ptr[:-1])
@@ -378,8 +430,17 @@ class Engine:
         bounds = np.searchsorted(comp[by_call], np.arange(len(calls) + 1))
         return lay, calls, by_call, bounds, ask_ptr
 
-    def _run_calls(self, chunk, done, st: EngineStats, lay: "_Layout", calls: list["_Call"],
-                   by_call: np.ndarray, bounds: np.ndarray, ask_ptr: np.ndarray) -> None:
+    def _run_calls(
+        self,
+        chunk,
+        done,
+        st: EngineStats,
+        lay: "_Layout",
+        calls: list["_Call"],
+        by_call: np.ndarray,
+        bounds: np.ndarray,
+        ask_ptr: np.ndarray,
+    ) -> None:
         """The forward calls, each prepared on a worker thread while the one before runs, its
         results read back once, and every request it completes answered at once."""
         cfg = self.config
@@ -392,7 +453,7 @@ class Engine:
         node_am = np.full(len(lay.arrays), -1, dtype=np.int64)
         t0 = _forward_clock(be)
 
-        def prepare(c: int):                 # (arrays, target slots, query nodes, staged form)
+        def prepare(c: int):  # (arrays, target slots, query nodes, staged form)
             made = lay.batch(calls[c])
             return made + (made[0] if stage is None else stage(made[0]),)
 
@@ -401,7 +462,7 @@ class Engine:
             slot_lp[made[1]] = lp
             node_am[made[2]] = am
             st.scored_positions += len(am)
-            reqs = by_call[bounds[c]:bounds[c + 1]]
+            reqs = by_call[bounds[c] : bounds[c + 1]]
             if len(reqs):
                 with gc_paused():
                     done(self._responses(chunk, reqs, ask_ptr, lay, slot_lp, node_am))
@@ -416,16 +477,20 @@ class Engine:
                     prefixes.pop(call.free, None)
                     continue
                 made = ahead.pop(c).result() if c in ahead else prepare(c)
-                if pool is not None and c in following:    # the next call, made meanwhile
+                if pool is not None and c in following:  # the next call, made meanwhile
                     ahead[following[c]] = pool.submit(prepare, following[c])
-                pending, kv = forward(made[3], prefixes.get(call.prefix) if call.prefix else None,
-                                      call.prefix_len, keep_kv=call.new_prefix is not None)
+                pending, kv = forward(
+                    made[3],
+                    prefixes.get(call.prefix) if call.prefix else None,
+                    call.prefix_len,
+                    keep_kv=call.new_prefix is not None,
+                )
                 if call.new_prefix is not None:
                     prefixes[call.new_prefix] = kv
                 st.model_calls += 1
                 st.padded_tokens += int(made[0].ids.size)
                 in_flight.append((c, made, pending))
-                if len(in_flight) > 1:           # read back the call before while this one runs
+                if len(in_flight) > 1:  # read back the call before while this one runs
                     absorb(*in_flight.pop(0))
             while in_flight:
                 absorb(*in_flight.pop(0))
@@ -446,8 +511,12 @@ class Engine:
             ask_node = remap[ask_node]
         plan = self._plan(arrays)
         st.unique_tokens += plan.unique_tokens
-        if (cfg.plan == "padded" or (cfg.plan == "auto" and cfg.share_prefix and not cfg.max_row_tokens
-                                     and self._padded_cost(np.diff(offsets)) < plan.cost)):
+        if cfg.plan == "padded" or (
+            cfg.plan == "auto"
+            and cfg.share_prefix
+            and not cfg.max_row_tokens
+            and self._padded_cost(np.diff(offsets)) < plan.cost
+        ):
             trie = sorted_trie(flat, offsets, share=False)
             ask_node = trie.node(ask_req, ask_pos)
             arrays, remap = prune(trie.arrays, _queried(len(trie.arrays), ask_node))
@@ -484,8 +553,12 @@ class Engine:
             plan.cost = self._plan_cost(plan)
             if best is None or plan.cost <= best.cost:
                 best = plan
-            if len(plan.steps) == 1 and isinstance(plan.steps[0], RowsStep) and len(plan.steps[0].lengths) == 1:
-                break                      # the whole trie fits one row: longer rows change nothing
+            if (
+                len(plan.steps) == 1
+                and isinstance(plan.steps[0], RowsStep)
+                and len(plan.steps[0].lengths) == 1
+            ):
+                break  # the whole trie fits one row: longer rows change nothing
         return best
 
     def _plan_cost(self, plan) -> float:
@@ -506,7 +579,8 @@ class Engine:
                     width = int(step.lengths[rows[0]])
                     branched = bool(step.branched[rows].any())
                     cost += call + len(rows) * width * (
-                        1 + ATTENTION_PAIR_COST * keys(step.prefix_len, width, branched))
+                        1 + ATTENTION_PAIR_COST * keys(step.prefix_len, width, branched)
+                    )
         return cost
 
     def _padded_cost(self, lengths: np.ndarray) -> float:
@@ -526,8 +600,12 @@ class Engine:
         and by (prefix + row) tokens; the planner costs exactly the calls the scoring loop
         makes."""
         order = np.argsort(-step.lengths, kind="stable")
-        cuts = _cut(step.lengths[order].tolist(), self.config.batch_size, self._batch_tokens(),
-                    step.prefix_len)
+        cuts = _cut(
+            step.lengths[order].tolist(),
+            self.config.batch_size,
+            self._batch_tokens(),
+            step.prefix_len,
+        )
         return [order[c] for c in cuts]
 
     def _calls(self, plan) -> list["_Call"]:
@@ -537,25 +615,44 @@ class Engine:
             if isinstance(step, FreeStep):
                 calls.append(_Call(None, 0, free=step.prefix))
             elif isinstance(step, ChainStep):
-                calls.append(_Call(step.prefix, step.prefix_len, chain=(step.first, step.last),
-                                   new_prefix=step.new_prefix))
+                calls.append(
+                    _Call(
+                        step.prefix,
+                        step.prefix_len,
+                        chain=(step.first, step.last),
+                        new_prefix=step.new_prefix,
+                    )
+                )
             else:
                 for rows in self._step_batches(step):
                     counts = step.ptr[rows + 1] - step.ptr[rows]
                     roots = step.roots[ranges(step.ptr[rows], counts)]
                     ptr = np.zeros(len(rows) + 1, dtype=np.int64)
                     np.cumsum(counts, out=ptr[1:])
-                    calls.append(_Call(step.prefix, step.prefix_len, roots=roots, ptr=ptr,
-                                       lengths=step.lengths[rows],
-                                       branched=bool(step.branched[rows].any())))
+                    calls.append(
+                        _Call(
+                            step.prefix,
+                            step.prefix_len,
+                            roots=roots,
+                            ptr=ptr,
+                            lengths=step.lengths[rows],
+                            branched=bool(step.branched[rows].any()),
+                        )
+                    )
         return calls
 
     def _batch_tokens(self) -> int:
         return self.config.max_batch_tokens or getattr(self.backend, "batch_tokens", 32768)
 
     @staticmethod
-    def _responses(chunk: list[_Scored], reqs: np.ndarray, ask_ptr: np.ndarray, lay: "_Layout",
-                   slot_lp: np.ndarray, node_am: np.ndarray) -> list[tuple[str, Request, Response]]:
+    def _responses(
+        chunk: list[_Scored],
+        reqs: np.ndarray,
+        ask_ptr: np.ndarray,
+        lay: "_Layout",
+        slot_lp: np.ndarray,
+        node_am: np.ndarray,
+    ) -> list[tuple[str, Request, Response]]:
         """Answers of the requests ``reqs`` (all their asks now computed)."""
         starts, counts = ask_ptr[reqs], ask_ptr[reqs + 1] - ask_ptr[reqs]
         idx = ranges(starts, counts)
@@ -567,12 +664,14 @@ class Engine:
         all_greedy = np.logical_and.reduceat(greedy, first).tolist()
         lps = lps.tolist()
         out = []
-        for i, a, m, total, greedy in zip(reqs.tolist(), first.tolist(), counts.tolist(), totals,
-                                          all_greedy):
+        for i, a, m, total, greedy in zip(
+            reqs.tolist(), first.tolist(), counts.tolist(), totals, all_greedy
+        ):
             s = chunk[i]
-            if s.labels:                        # next-token: one ask per label, in label order
-                resp = NextTokenResponse(dict(zip([lab for lab, _ in s.labels], lps[a:a + m])),
-                                         dict(s.labels))
+            if s.labels:  # next-token: one ask per label, in label order
+                resp = NextTokenResponse(
+                    dict(zip([lab for lab, _ in s.labels], lps[a : a + m])), dict(s.labels)
+                )
             else:
                 resp = LoglikelihoodResponse(total, m, greedy)
             out.append((s.key, s.req, resp))
@@ -601,17 +700,27 @@ class Engine:
                     st.forwarded_tokens += shared
                 idx.sort(key=lambda i: -len(enc[i]))
                 for s in range(0, len(idx), cfg.gen_batch_size):
-                    batch = idx[s:s + cfg.gen_batch_size]
-                    outs = be.generate([enc[i][shared:] for i in batch], stop, max_tokens,
-                                       prefix=kv, prefix_len=shared)
+                    batch = idx[s : s + cfg.gen_batch_size]
+                    outs = be.generate(
+                        [enc[i][shared:] for i in batch],
+                        stop,
+                        max_tokens,
+                        prefix=kv,
+                        prefix_len=shared,
+                    )
                     st.model_calls += 1
                     st.forwarded_tokens += sum(len(enc[i]) - shared for i in batch)
-                    done([(reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
-                          for i, (text, n, why) in zip(batch, outs)])
+                    done(
+                        [
+                            (reqs[i][0], reqs[i][1], GenerationResponse(text, n, why))
+                            for i, (text, n, why) in zip(batch, outs)
+                        ]
+                    )
 
 
-def rolling_windows(tokens: list[int], prefix: int, max_len: int
-                    ) -> list[tuple[list[int], list[int]]]:
+def rolling_windows(
+    tokens: list[int], prefix: int, max_len: int
+) -> list[tuple[list[int], list[int]]]:
     """(context, continuation) token windows that predict every token of ``tokens`` once, as
     lm-eval 0.4's ``get_rolling_token_windows(tokens, prefix, max_len, context_len=1)`` followed
     by ``make_disjoint_window``: the first window predicts up to ``max_len`` tokens after
@@ -625,8 +734,8 @@ def rolling_windows(tokens: list[int], prefix: int, max_len: int
     while done < len(tokens):
         n = min(len(tokens) - done, max_len)
         end = done + n
-        ctx = tokens[end - max_len - 1:end - 1]
-        out.append((ctx[:len(ctx) - (n - 1)], tokens[end - n:end]))
+        ctx = tokens[end - max_len - 1 : end - 1]
+        out.append((ctx[: len(ctx) - (n - 1)], tokens[end - n : end]))
         done = end
     return out
 
@@ -651,19 +760,31 @@ def _join_windows(prepared: list[_Scored], done):
             if len(got) == n:
                 del parts[key]
                 wins = [got[i] for i in range(n)]
-                out.append((key, r, RollingLoglikelihoodResponse(
-                    sum(x.logprob for x in wins), sum(x.n_tokens for x in wins), n)))
+                out.append(
+                    (
+                        key,
+                        r,
+                        RollingLoglikelihoodResponse(
+                            sum(x.logprob for x in wins), sum(x.n_tokens for x in wins), n
+                        ),
+                    )
+                )
         if out:
             done(out)
 
-    empty = [(s.key, s.req, RollingLoglikelihoodResponse(0.0, 0, 0))
-             for s in prepared if s.window and not s.window[2]]
+    empty = [
+        (s.key, s.req, RollingLoglikelihoodResponse(0.0, 0, 0))
+        for s in prepared
+        if s.window and not s.window[2]
+    ]
     if empty:
         done(empty)
     return [s for s in prepared if not (s.window and not s.window[2])], joined
 
 
-def cut_groups(prepared: list[_Scored], target: int, lcp: np.ndarray | None = None) -> list[list[_Scored]]:
+def cut_groups(
+    prepared: list[_Scored], target: int, lcp: np.ndarray | None = None
+) -> list[list[_Scored]]:
     """Cut token-sorted requests into groups of about ``target`` tokens, deterministically (a
     function of the requests and ``target`` only, never of workers or timing, so a one-process
     run and a cluster run plan the very same groups).  Each group holds between ``target / 2``
@@ -677,7 +798,7 @@ def cut_groups(prepared: list[_Scored], target: int, lcp: np.ndarray | None = No
     n = len(prepared)
     start = 0
     while start < n:
-        size, end = 0, start                  # end: first request that no longer fits
+        size, end = 0, start  # end: first request that no longer fits
         while end < n and (end == start or size + len(prepared[end].inputs) <= target):
             size += len(prepared[end].inputs)
             end += 1
@@ -685,7 +806,7 @@ def cut_groups(prepared: list[_Scored], target: int, lcp: np.ndarray | None = No
             groups.append(prepared[start:])
             break
         best, best_lcp, acc = end, None, 0
-        for j in range(start + 1, end + 1):   # cut before j: group = start..j-1
+        for j in range(start + 1, end + 1):  # cut before j: group = start..j-1
             acc += len(prepared[j - 1].inputs)
             if acc * 2 < target and j < end:
                 continue
@@ -703,6 +824,7 @@ def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
     tuples of strings: the same JSON)."""
     import hashlib
     from dataclasses import fields
+
     dumps, sha = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode, hashlib.sha256
     names: dict[type, tuple[str, ...]] = {}
     out = []
@@ -732,10 +854,13 @@ def _save_meta(cache: ResponseCache | None, rows: list[tuple[str, dict]]) -> Non
         return
     try:
         with cache.db:
-            cache.db.execute("CREATE TABLE IF NOT EXISTS answer_meta "
-                             "(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            cache.db.executemany("INSERT OR REPLACE INTO answer_meta VALUES (?, ?)",
-                                 [(k, json.dumps(m, sort_keys=True)) for k, m in rows])
+            cache.db.execute(
+                "CREATE TABLE IF NOT EXISTS answer_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            cache.db.executemany(
+                "INSERT OR REPLACE INTO answer_meta VALUES (?, ?)",
+                [(k, json.dumps(m, sort_keys=True)) for k, m in rows],
+            )
     except sqlite3.Error as exc:
         _log.warning("could not save answer provenance in %s: %s", cache.path, exc)
 
@@ -745,7 +870,7 @@ def answer_meta(cache: ResponseCache, keys: list[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     try:
         for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
+            chunk = keys[i : i + 500]
             q = "SELECT key, value FROM answer_meta WHERE key IN (%s)" % ",".join("?" * len(chunk))
             out.update({k: json.loads(v) for k, v in cache.db.execute(q, chunk)})
     except sqlite3.Error:
@@ -765,8 +890,10 @@ def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[i
     if not min_prefix:
         return [(order, 0)]
     # common prefixes of neighbours in sorted order (capped: a token stays after the prefix)
-    adj = [min(_lcp(enc[a], enc[b]), len(enc[a]) - 1, len(enc[b]) - 1)
-           for a, b in zip(order, order[1:])]
+    adj = [
+        min(_lcp(enc[a], enc[b]), len(enc[a]) - 1, len(enc[b]) - 1)
+        for a, b in zip(order, order[1:])
+    ]
 
     def best(lo: int, hi: int) -> tuple[int, list[tuple[list[int], int]], list[int]]:
         """For sorted prompts lo..hi: tokens saved, clusters (positions, shared), and the
@@ -775,7 +902,7 @@ def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[i
             return 0, [], [lo]
         m = min(adj[lo:hi])
         saved, clusters, pool, start = 0, [], [], lo
-        for k in range(lo, hi + 1):                  # children: split where the LCP is minimal
+        for k in range(lo, hi + 1):  # children: split where the LCP is minimal
             if k == hi or adj[k] == m:
                 s_c, cl_c, loose_c = best(start, k)
                 n_c = k - start + 1
@@ -783,7 +910,7 @@ def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[i
                     saved += s_c
                     clusters += cl_c
                     pool += loose_c
-                else:                                # dissolve it into this level's prefix
+                else:  # dissolve it into this level's prefix
                     pool += list(range(start, k + 1))
                 start = k + 1
         if m >= min_prefix and len(pool) >= 2:
@@ -791,6 +918,7 @@ def _prefix_clusters(enc: list[list[int]], min_prefix: int) -> list[tuple[list[i
         return saved, clusters, pool
 
     import sys
+
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * len(enc) + 100))
     try:
@@ -827,9 +955,16 @@ def skip_done(bar, n: int) -> None:
 def progress_bar(total: int, desc: str, enabled: bool):
     """A tqdm bar with rate and ETA (disabled: a no-op bar)."""
     from tqdm.auto import tqdm
-    return tqdm(total=total, desc=desc, unit="req", disable=not enabled, dynamic_ncols=True,
-                leave=False, smoothing=0.05)
 
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit="req",
+        disable=not enabled,
+        dynamic_ncols=True,
+        leave=False,
+        smoothing=0.05,
+    )
 
 
 @contextmanager
@@ -914,7 +1049,7 @@ class _Layout:
         out = np.full(n, -1, dtype=np.int64)
         for c, call in enumerate(calls):
             if call.chain is not None:
-                out[call.chain[0]:call.chain[1] + 1] = c
+                out[call.chain[0] : call.chain[1] + 1] = c
             elif call.roots is not None:
                 out[ranges(call.roots, self.arrays.end[call.roots] - call.roots + 1)] = c
         return out
@@ -947,7 +1082,7 @@ class _Layout:
             pos = np.zeros((B, L), dtype=np.int64)
             pos[row_of, col] = a.depth[idx]
             end = None
-            if call.branched:                   # padding ends at itself: attends only itself
+            if call.branched:  # padding ends at itself: attends only itself
                 end = np.tile(np.arange(L, dtype=np.int64), (B, 1))
                 shift = roots - (root_start - row_start[row_of_root])
                 end[row_of, col] = a.end[idx] - np.repeat(shift, sizes)
@@ -956,9 +1091,16 @@ class _Layout:
         qn = qi[m]
         counts = self.qptr[qn + 1] - self.qptr[qn]
         t_slot = ranges(self.qptr[qn], counts)
-        batch = PackedBatch(ids, pos, end, lengths, row_of[m], col[m],
-                            np.repeat(np.arange(len(qn), dtype=np.int64), counts),
-                            self.slot_tok[t_slot])
+        batch = PackedBatch(
+            ids,
+            pos,
+            end,
+            lengths,
+            row_of[m],
+            col[m],
+            np.repeat(np.arange(len(qn), dtype=np.int64), counts),
+            self.slot_tok[t_slot],
+        )
         return batch, t_slot, self.qnodes[qn]
 
 
@@ -974,12 +1116,14 @@ class _Done:
 
 def _rows_forward(backend):
     """``forward_batch`` for a backend that has only ``forward_rows``."""
+
     def forward(batch: PackedBatch, prefix=None, prefix_len: int = 0, keep_kv: bool = False):
         res, kv = backend.forward_rows(row_inputs(batch), prefix, prefix_len, keep_kv=keep_kv)
         flat = [qr for row in res for qr in row]
         lp = np.fromiter((x for qr in flat for x in qr.logprobs), dtype=np.float64)
         am = np.fromiter((qr.argmax for qr in flat), dtype=np.int64, count=len(flat))
         return _Done((lp, am)), kv
+
     return forward
 
 
@@ -996,6 +1140,7 @@ def _prefetcher(cfg: EngineConfig, backend):
     if not on:
         return None
     from concurrent.futures import ThreadPoolExecutor
+
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="negbench-prefetch")
 
 
@@ -1017,26 +1162,39 @@ def _sort_by_tokens(prepared: list["_Scored"]):
     lens = np.diff(offsets)[order]
     new_offsets = np.zeros(len(prepared) + 1, dtype=np.int64)
     np.cumsum(lens, out=new_offsets[1:])
-    return ([prepared[i] for i in order.tolist()], flat[ranges(offsets[:-1][order], lens)],
-            new_offsets)
+    return (
+        [prepared[i] for i in order.tolist()],
+        flat[ranges(offsets[:-1][order], lens)],
+        new_offsets,
+    )
 
 
 def _flatten(prepared: list["_Scored"]) -> tuple[np.ndarray, np.ndarray]:
     """All requests' input tokens in one array, and each request's offsets into it."""
     n = len(prepared)
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.fromiter((len(s.inputs) for s in prepared), dtype=np.int64, count=n), out=offsets[1:])
-    flat = np.fromiter(itertools.chain.from_iterable(s.inputs for s in prepared), dtype=np.int64,
-                       count=int(offsets[-1]))
+    np.cumsum(
+        np.fromiter((len(s.inputs) for s in prepared), dtype=np.int64, count=n), out=offsets[1:]
+    )
+    flat = np.fromiter(
+        itertools.chain.from_iterable(s.inputs for s in prepared),
+        dtype=np.int64,
+        count=int(offsets[-1]),
+    )
     return flat, offsets
 
 
-def _cut(lengths: list[int], batch_size: int, max_batch_tokens: int, prefix_len: int) -> list[np.ndarray]:
+def _cut(
+    lengths: list[int], batch_size: int, max_batch_tokens: int, prefix_len: int
+) -> list[np.ndarray]:
     """Rows (longest first) cut into forward calls, bounded by count and by (prefix + widest
     row) tokens per row."""
     out, start = [], 0
     for i in range(1, len(lengths)):
-        if i - start >= batch_size or (i - start + 1) * (prefix_len + lengths[start]) > max_batch_tokens:
+        if (
+            i - start >= batch_size
+            or (i - start + 1) * (prefix_len + lengths[start]) > max_batch_tokens
+        ):
             out.append(np.arange(start, i, dtype=np.int64))
             start = i
     if lengths:

@@ -5,6 +5,7 @@ rolling log-likelihood, serves lm-evaluation-harness perplexity tasks through
 Requests are plain strings (the chat template, if any, is already applied) so that a request's
 identity — and its cache key — is exactly what the model sees.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -57,8 +58,9 @@ class RollingLoglikelihoodRequest:
     kind: str = field(default="loglikelihood_rolling", init=False)
 
 
-Request = Union[LoglikelihoodRequest, NextTokenRequest, GenerationRequest,
-                RollingLoglikelihoodRequest]
+Request = Union[
+    LoglikelihoodRequest, NextTokenRequest, GenerationRequest, RollingLoglikelihoodRequest
+]
 
 
 @dataclass
@@ -70,12 +72,13 @@ class LoglikelihoodResponse:
 
 @dataclass
 class NextTokenResponse:
-    logprobs: dict[str, float]          # label -> log P(first token of label)
-    token_ids: dict[str, int]           # label -> that token id
+    logprobs: dict[str, float]  # label -> log P(first token of label)
+    token_ids: dict[str, int]  # label -> that token id
 
     def normalized(self) -> dict[str, float]:
         """Probabilities renormalised over the labels (e.g. P(t) / (P(t) + P(f)))."""
         import math
+
         m = max(self.logprobs.values())
         ex = {k: math.exp(v - m) for k, v in self.logprobs.items()}
         z = sum(ex.values())
@@ -86,22 +89,26 @@ class NextTokenResponse:
 class GenerationResponse:
     text: str
     n_tokens: int
-    stopped_by: str | None             # the stop string, "eos", or None when the token limit hit
+    stopped_by: str | None  # the stop string, "eos", or None when the token limit hit
 
 
 @dataclass
 class RollingLoglikelihoodResponse:
     logprob: float
-    n_tokens: int                      # tokens scored (the whole text)
+    n_tokens: int  # tokens scored (the whole text)
     n_windows: int
 
 
-Response = Union[LoglikelihoodResponse, NextTokenResponse, GenerationResponse,
-                 RollingLoglikelihoodResponse]
+Response = Union[
+    LoglikelihoodResponse, NextTokenResponse, GenerationResponse, RollingLoglikelihoodResponse
+]
 
-_RESPONSE_TYPES = {"loglikelihood": LoglikelihoodResponse, "next_token": NextTokenResponse,
-                   "generate": GenerationResponse,
-                   "loglikelihood_rolling": RollingLoglikelihoodResponse}
+_RESPONSE_TYPES = {
+    "loglikelihood": LoglikelihoodResponse,
+    "next_token": NextTokenResponse,
+    "generate": GenerationResponse,
+    "loglikelihood_rolling": RollingLoglikelihoodResponse,
+}
 
 
 def request_payload(req: Request) -> dict:

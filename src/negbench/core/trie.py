@@ -20,6 +20,7 @@ integer vectors (positions and subtree ends) are all a backend needs to build th
 device.  :class:`TokenTrie` (insert one path at a time) remains for small tries and tests; the
 planner converts it to the same arrays.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, insort
@@ -90,12 +91,16 @@ class TokenTrie:
         where = np.full(len(self), -1, dtype=np.int64)
         where[ids] = np.arange(len(ids))
         end = np.arange(len(ids), dtype=np.int64)
-        for k in range(len(ids) - 1, -1, -1):          # a node's subtree ends where its last
-            p = self.parent[order[k]]                  # child's does (children come later)
+        for k in range(len(ids) - 1, -1, -1):  # a node's subtree ends where its last
+            p = self.parent[order[k]]  # child's does (children come later)
             if p >= 0:
                 end[where[p]] = max(end[where[p]], end[k])
-        return TrieArrays(np.asarray(self.token, dtype=np.int64)[ids],
-                          np.asarray(self.depth, dtype=np.int64)[ids], end, ids)
+        return TrieArrays(
+            np.asarray(self.token, dtype=np.int64)[ids],
+            np.asarray(self.depth, dtype=np.int64)[ids],
+            end,
+            ids,
+        )
 
 
 @dataclass
@@ -131,15 +136,15 @@ def neighbour_lcp(flat: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     live = m > 0
     if not live.any():
         return out
-    pair = np.flatnonzero(live) + 1                   # sequence i, compared with i - 1
+    pair = np.flatnonzero(live) + 1  # sequence i, compared with i - 1
     m = m[live]
     starts = np.zeros(len(m), dtype=np.int64)
     np.cumsum(m[:-1], out=starts[1:])
     total = int(m.sum())
-    shift = np.repeat(offsets[pair] - offsets[pair - 1], m)   # from i - 1's token to i's
+    shift = np.repeat(offsets[pair] - offsets[pair - 1], m)  # from i - 1's token to i's
     at = np.repeat(offsets[pair - 1] - starts, m) + np.arange(total, dtype=np.int64)
     differ = np.append(np.flatnonzero(flat[at] != flat[at + shift]), total)  # + a sentinel
-    hit = differ[np.searchsorted(differ, starts)]        # each pair's first difference (or later)
+    hit = differ[np.searchsorted(differ, starts)]  # each pair's first difference (or later)
     out[pair] = np.minimum(hit - starts, m)
     return out
 
@@ -162,7 +167,7 @@ def _first_le(t: list[np.ndarray], start: np.ndarray, d: np.ndarray) -> np.ndarr
     for k in range(len(t) - 1, -1, -1):
         tk = t[k]
         idx = np.minimum(p, len(tk) - 1)
-        skip = (p < len(tk)) & (tk[idx] > d)           # all of a[p:p + 2**k] > d
+        skip = (p < len(tk)) & (tk[idx] > d)  # all of a[p:p + 2**k] > d
         p += skip.astype(np.int64) << k
     return p
 
@@ -173,7 +178,7 @@ def _last_le(t: list[np.ndarray], start: np.ndarray, d: np.ndarray) -> np.ndarra
     for k in range(len(t) - 1, -1, -1):
         h = 1 << k
         j = p - h + 1
-        skip = (j >= 0) & (t[k][np.maximum(j, 0)] > d)   # all of a[p - 2**k + 1:p + 1] > d
+        skip = (j >= 0) & (t[k][np.maximum(j, 0)] > d)  # all of a[p - 2**k + 1:p + 1] > d
         p -= skip.astype(np.int64) << k
     return p
 
@@ -184,8 +189,8 @@ class SortedTrie:
     how to find the node at any (sequence, depth)."""
 
     arrays: TrieArrays
-    lcp: np.ndarray                   # common prefix with the previous sequence
-    base: np.ndarray                  # index of each sequence's first new node (n + 1 entries)
+    lcp: np.ndarray  # common prefix with the previous sequence
+    base: np.ndarray  # index of each sequence's first new node (n + 1 entries)
     table: list[np.ndarray] = field(repr=False, default_factory=list)
 
     def node(self, seq: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -195,8 +200,9 @@ class SortedTrie:
         return self.base[j] + depth - self.lcp[j]
 
 
-def sorted_trie(flat: np.ndarray, offsets: np.ndarray, share: bool = True,
-                lcp: np.ndarray | None = None) -> SortedTrie:
+def sorted_trie(
+    flat: np.ndarray, offsets: np.ndarray, share: bool = True, lcp: np.ndarray | None = None
+) -> SortedTrie:
     """The trie of sequences ``flat[offsets[i]:offsets[i + 1]]``, which must be sorted
     lexicographically for prefixes to be shared fully (unsorted input still gives a correct
     tree, sharing only what neighbours share).  ``share=False``: no two sequences share a node;
@@ -218,7 +224,7 @@ def sorted_trie(flat: np.ndarray, offsets: np.ndarray, share: bool = True,
     seq = np.repeat(np.arange(n, dtype=np.int64), new)
     depth = lcp[seq] + np.arange(total, dtype=np.int64) - base[seq]
     token = flat[offsets[seq] + depth].astype(np.int64, copy=False)
-    table = _min_table(np.append(lcp, -1))             # sentinel: every subtree ends by then
+    table = _min_table(np.append(lcp, -1))  # sentinel: every subtree ends by then
     end = base[_first_le(table, seq + 1, depth)] - 1
     return SortedTrie(TrieArrays(token, depth, end), lcp, base, table)
 
@@ -243,7 +249,7 @@ class Row:
     """One packed sequence: trie nodes in parent-before-child order."""
 
     nodes: list[int]
-    parents: list[int]        # index within the row, or -1 when the parent is the prefix end
+    parents: list[int]  # index within the row, or -1 when the parent is the prefix end
     positions: list[int]
     tokens: list[int]
 
@@ -263,14 +269,15 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def _row(arrays: TrieArrays, idx: np.ndarray) -> Row:
     """A :class:`Row` (node ids, in-row parents) of pre-order indices ``idx`` (for callers that
     walk rows node by node; the engine reads the arrays)."""
-    parents, stack = [], []                            # (end, row index) of open ancestors
+    parents, stack = [], []  # (end, row index) of open ancestors
     for j, k in enumerate(idx.tolist()):
         while stack and stack[-1][0] < k:
             stack.pop()
         parents.append(stack[-1][1] if stack else -1)
         stack.append((int(arrays.end[k]), j))
-    return Row(arrays.node_ids(idx), parents, arrays.depth[idx].tolist(),
-               arrays.token[idx].tolist())
+    return Row(
+        arrays.node_ids(idx), parents, arrays.depth[idx].tolist(), arrays.token[idx].tolist()
+    )
 
 
 @dataclass
@@ -278,16 +285,16 @@ class RowsStep:
     """Rows that continue one prefix (or none).  Row ``r`` holds the subtrees rooted at
     ``roots[ptr[r]:ptr[r + 1]]`` (in pre-order), ``lengths[r]`` tokens."""
 
-    prefix: int | None        # prefix id whose KV every row continues, or None
+    prefix: int | None  # prefix id whose KV every row continues, or None
     prefix_len: int
     roots: np.ndarray
     ptr: np.ndarray
     lengths: np.ndarray
     arrays: TrieArrays = field(repr=False, default=None)
-    branched: np.ndarray = field(repr=False, default=None)   # per row: needs a tree mask
+    branched: np.ndarray = field(repr=False, default=None)  # per row: needs a tree mask
 
     def row_nodes(self, r: int) -> np.ndarray:
-        return row_index(self.arrays, self.roots[self.ptr[r]:self.ptr[r + 1]])
+        return row_index(self.arrays, self.roots[self.ptr[r] : self.ptr[r + 1]])
 
     @property
     def rows(self) -> list[Row]:
@@ -322,10 +329,12 @@ class Plan:
     forwarded_tokens: int = 0
     unique_tokens: int = 0
     max_row_tokens: int = 0
-    cost: float = 0.0                 # the engine's cost model's estimate (Engine._plan_cost)
+    cost: float = 0.0  # the engine's cost model's estimate (Engine._plan_cost)
 
 
-def plan_forward(trie: TokenTrie | TrieArrays, max_row_tokens: int = 2048, pack: bool = True) -> Plan:
+def plan_forward(
+    trie: TokenTrie | TrieArrays, max_row_tokens: int = 2048, pack: bool = True
+) -> Plan:
     """Cut the needed part of ``trie`` into rows and chains (see module docstring).
 
     Subtrees that fit a row are packed best-fit decreasing (``pack=False``: one row each); a
@@ -342,13 +351,13 @@ def plan_forward(trie: TokenTrie | TrieArrays, max_row_tokens: int = 2048, pack:
     k = np.arange(N, dtype=np.int64)
     end, depth = arrays.end, arrays.depth
     size = end - k + 1
-    single = (end > k) & (np.append(end[1:], -1) == end)      # exactly one child: k + 1
+    single = (end > k) & (np.append(end[1:], -1) == end)  # exactly one child: k + 1
     stop = np.where(single, N, k)
-    chain_stop = np.minimum.accumulate(stop[::-1])[::-1]       # first node at or after k that
-    counter = 0                                                # is not single-child
+    chain_stop = np.minimum.accumulate(stop[::-1])[::-1]  # first node at or after k that
+    counter = 0  # is not single-child
     work: list[tuple] = [("walk", np.flatnonzero(depth == 0), None, 0)]
-    while work:                   # depth-first, as a recursion would: a chain, then everything
-        item = work.pop()         # below it, then its prefix freed, then the next chain
+    while work:  # depth-first, as a recursion would: a chain, then everything
+        item = work.pop()  # below it, then its prefix freed, then the next chain
         if item[0] == "free":
             plan.steps.append(FreeStep(item[1]))
         elif item[0] == "walk":
@@ -382,7 +391,7 @@ def _pack(roots: np.ndarray, sizes: np.ndarray, R: int, pack: bool):
         return roots, np.arange(len(roots) + 1, dtype=np.int64), sizes.astype(np.int64)
     order = np.argsort(-sizes, kind="stable")
     scale = len(roots) + 1
-    frees: list[int] = []                       # free * scale + bin, sorted
+    frees: list[int] = []  # free * scale + bin, sorted
     members: list[list[int]] = []
     used: list[int] = []
     for u, s in zip(roots[order].tolist(), sizes[order].tolist()):

@@ -10,6 +10,7 @@ record (e.g. the stratified JSTS-Neg / JNLI-Neg draw in :mod:`negbench.tasks.com
 Context = description + Σ(example query + target delimiter + example target + few-shot delimiter)
 + query.
 """
+
 from __future__ import annotations
 
 import random
@@ -18,8 +19,14 @@ from typing import Callable, Iterator, Sequence
 from negbench.tasks.base import Doc, Rendered
 
 
-def fewshot_draws(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | None,
-                  same_split: bool, sampler: "str | Sampler" = "lm-eval") -> Iterator[list[Doc]]:
+def fewshot_draws(
+    docs: Sequence[Doc],
+    pool: Sequence[Doc],
+    k: int,
+    seed: int | None,
+    same_split: bool,
+    sampler: "str | Sampler" = "lm-eval",
+) -> Iterator[list[Doc]]:
     """Yield, for each record in ``docs`` (in order), its few-shot examples.  ``sampler`` is
     ``"lm-eval"``, ``"fixed"`` or a callable ``(docs, pool, k, seed) -> iterator of shot lists``."""
     if k == 0:
@@ -28,8 +35,12 @@ def fewshot_draws(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | 
         return
     if k > len(pool):
         from negbench.errors import TaskError
-        raise TaskError(f"{k} shots asked but the few-shot split has only {len(pool)} records",
-                        where="--shots", fix=f"use at most {len(pool)} shots")
+
+        raise TaskError(
+            f"{k} shots asked but the few-shot split has only {len(pool)} records",
+            where="--shots",
+            fix=f"use at most {len(pool)} shots",
+        )
     if callable(sampler):
         yield from sampler(docs, pool, k, seed)
         return
@@ -45,10 +56,16 @@ def fewshot_draws(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | 
         yield [x for x in drawn if x.id != d.id][:k]
 
 
-def build_context(query: str, examples: list[Rendered], description: str = "",
-                  target_delimiter: str = " ", fewshot_delimiter: str = "\n\n") -> str:
-    block = "".join(e.query + target_delimiter + e.target_text() + fewshot_delimiter
-                    for e in examples)
+def build_context(
+    query: str,
+    examples: list[Rendered],
+    description: str = "",
+    target_delimiter: str = " ",
+    fewshot_delimiter: str = "\n\n",
+) -> str:
+    block = "".join(
+        e.query + target_delimiter + e.target_text() + fewshot_delimiter for e in examples
+    )
     return description + block + query
 
 

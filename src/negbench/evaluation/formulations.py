@@ -10,6 +10,7 @@
 Each turns a rendered prompt into requests and the answers into a per-sample record; metrics
 are computed from records only (:mod:`negbench.evaluation.metrics`).
 """
+
 from __future__ import annotations
 
 import math
@@ -18,11 +19,18 @@ import string
 from dataclasses import dataclass
 from typing import Callable
 
-from negbench.core.requests import (GenerationRequest, GenerationResponse, LoglikelihoodRequest,
-                               LoglikelihoodResponse, NextTokenRequest, NextTokenResponse, Request)
+from negbench.core.requests import (
+    GenerationRequest,
+    GenerationResponse,
+    LoglikelihoodRequest,
+    LoglikelihoodResponse,
+    NextTokenRequest,
+    NextTokenResponse,
+    Request,
+)
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:                        # annotations only: tasks import this module
+if TYPE_CHECKING:  # annotations only: tasks import this module
     from negbench.tasks.base import Rendered
 
 
@@ -39,10 +47,15 @@ class ChoiceLoglikelihood:
         lls = [x.logprob for x in responses]
         pred = argmax(lls)
         pred_norm = argmax([ll / len(c) for ll, c in zip(lls, r.choices)])
-        return {"scores": lls, "n_tokens": [x.n_tokens for x in responses],
-                "is_greedy": [x.is_greedy for x in responses],
-                "pred": pred, "pred_norm": pred_norm,
-                "acc": float(pred == r.gold), "acc_norm": float(pred_norm == r.gold)}
+        return {
+            "scores": lls,
+            "n_tokens": [x.n_tokens for x in responses],
+            "is_greedy": [x.is_greedy for x in responses],
+            "pred": pred,
+            "pred_norm": pred_norm,
+            "acc": float(pred == r.gold),
+            "acc_norm": float(pred_norm == r.gold),
+        }
 
 
 def argmax(xs: list[float]) -> int:
@@ -77,11 +90,18 @@ class Generation:
     def score(self, r: Rendered, responses: list[GenerationResponse]) -> dict:
         out = responses[0].text
         answer = self.extract(out)
-        gold = r.gold if isinstance(r.gold, str) else (r.choices[r.gold] if r.choices else str(r.gold))
+        gold = (
+            r.gold if isinstance(r.gold, str) else (r.choices[r.gold] if r.choices else str(r.gold))
+        )
         em = answer is not None and self.normalize(answer) == self.normalize(gold)
-        return {"output": out, "answer": answer, "format_ok": answer is not None,
-                "stopped_by": responses[0].stopped_by, "gold_answer": gold,
-                "exact_match": float(em)}
+        return {
+            "output": out,
+            "answer": answer,
+            "format_ok": answer is not None,
+            "stopped_by": responses[0].stopped_by,
+            "gold_answer": gold,
+            "exact_match": float(em),
+        }
 
 
 def first_letter(letters: str = "ABCD") -> Callable[[str], str | None]:
@@ -91,6 +111,7 @@ def first_letter(letters: str = "ABCD") -> Callable[[str], str | None]:
     def extract(s: str) -> str | None:
         m = pat.search(s)
         return m.group(1) if m else None
+
     return extract
 
 
@@ -110,9 +131,13 @@ class NextTokenLabels:
         probs = resp.normalized()
         p = [probs[c] for c in r.choices]
         pred = argmax(p)
-        return {"logprobs": [resp.logprobs[c] for c in r.choices], "probs": p,
-                "label_token_ids": [resp.token_ids[c] for c in r.choices],
-                "pred": pred, "acc": float(pred == r.gold)}
+        return {
+            "logprobs": [resp.logprobs[c] for c in r.choices],
+            "probs": p,
+            "label_token_ids": [resp.token_ids[c] for c in r.choices],
+            "pred": pred,
+            "acc": float(pred == r.gold),
+        }
 
 
 @dataclass(frozen=True)
@@ -136,10 +161,15 @@ class TrueFalseNextToken:
         p_true = 1.0 / (1.0 + math.exp(lf - lt)) if lf - lt < 700 else 0.0
         pred = p_true > self.threshold
         label = r.gold == 0 if isinstance(r.gold, int) else r.gold == self.positive
-        return {"logprobs": [lt, lf], "label_token_ids": [resp.token_ids[self.positive],
-                                                          resp.token_ids[self.negative]],
-                "p_true": p_true, "pred_bool": pred, "label": label, "pred": 0 if pred else 1,
-                "acc": float(pred == label)}
+        return {
+            "logprobs": [lt, lf],
+            "label_token_ids": [resp.token_ids[self.positive], resp.token_ids[self.negative]],
+            "p_true": p_true,
+            "pred_bool": pred,
+            "label": label,
+            "pred": 0 if pred else 1,
+            "acc": float(pred == label),
+        }
 
 
 def entropy(ps: list[float]) -> float:

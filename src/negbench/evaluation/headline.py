@@ -9,6 +9,7 @@ otherwise (CONDAQA's ``accuracy`` from its own answer reading, AccChg over minim
 supplies them (``Task.headline_parts``).  Parts of several seeds add up per cluster, so a
 group's interval resamples documents with all their seeds (:mod:`negbench.evaluation.intervals`).
 """
+
 from __future__ import annotations
 
 import math
@@ -65,8 +66,9 @@ def ci_of(parts: Parts | None, proportion: bool = True) -> list[float] | None:
     return [ci[0], ci[1]] if ci else None
 
 
-def add_intervals(task, mode: str, records: Iterable[dict], metrics: dict
-                  ) -> tuple[dict, Parts | None]:
+def add_intervals(
+    task, mode: str, records: Iterable[dict], metrics: dict
+) -> tuple[dict, Parts | None]:
     """Add ``{m}_ci95`` to ``metrics`` for the headline and the per-sample proportions; returns
     the unit's headline (``units[u]["headline"]``: metric, value, ci95, n) and its parts (for
     the group)."""
@@ -106,8 +108,14 @@ def group_headline(task, mode: str, units: list[dict], parts: list[Parts | None]
         ci = ci_of(pooled, task.headline_proportion if task is not None else True)
     else:
         ci = None
-    return {"metric": h, "mean": mean, "sd": sd(vals) if len(vals) > 1 else None, "ci95": ci,
-            "n": heads[0].get("n", 0) if heads else 0, "seeds": len(units)}
+    return {
+        "metric": h,
+        "mean": mean,
+        "sd": sd(vals) if len(vals) > 1 else None,
+        "ci95": ci,
+        "n": heads[0].get("n", 0) if heads else 0,
+        "seeds": len(units),
+    }
 
 
 def _v(x: Any, digits: int = 3) -> str:

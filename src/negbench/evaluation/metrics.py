@@ -1,5 +1,6 @@
 """Metrics are pure functions of per-sample records, so any of them can be recomputed from a
 saved run (``samples/*.jsonl``) without the model."""
+
 from __future__ import annotations
 
 import math

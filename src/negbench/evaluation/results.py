@@ -7,6 +7,7 @@ A :class:`Results` holds the run's metrics per unit (task × mode × shots × se
 The plain-text rendering that ``negbench run`` / ``show`` print lives here too, so every caller
 prints the same thing.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,12 @@ class GroupResult:
 class Results:
     """The results of one evaluation (``data``: the ``results.json`` dict)."""
 
-    def __init__(self, data: dict, output: str | Path | None = None,
-                 samples: dict[str, list[dict]] | None = None):
+    def __init__(
+        self,
+        data: dict,
+        output: str | Path | None = None,
+        samples: dict[str, list[dict]] | None = None,
+    ):
         self.data = data
         self.output = Path(output) if output is not None else None
         self._samples = samples or {}
@@ -58,20 +63,34 @@ class Results:
     def load(cls, run: str | Path) -> "Results":
         """A saved run folder (what ``negbench run`` or ``evaluate(output=…)`` wrote)."""
         from negbench.evaluation.store import load_results
+
         return cls(load_results(run), run)
 
     # -- typed views ---------------------------------------------------------------------------
     @property
     def units(self) -> dict[str, UnitResult]:
-        return {name: UnitResult(name, u["task"], u["mode"], u["shots"], u["seed"], u["group"],
-                                 bool(u.get("chat")), u["metrics"])
-                for name, u in self.data["units"].items()}
+        return {
+            name: UnitResult(
+                name,
+                u["task"],
+                u["mode"],
+                u["shots"],
+                u["seed"],
+                u["group"],
+                bool(u.get("chat")),
+                u["metrics"],
+            )
+            for name, u in self.data["units"].items()
+        }
 
     @property
     def groups(self) -> dict[str, GroupResult]:
-        return {name: GroupResult(name, g["task"], g["mode"], g["shots"], tuple(g["units"]),
-                                  g["metrics"])
-                for name, g in self.data["groups"].items()}
+        return {
+            name: GroupResult(
+                name, g["task"], g["mode"], g["shots"], tuple(g["units"]), g["metrics"]
+            )
+            for name, g in self.data["groups"].items()
+        }
 
     @property
     def model(self) -> dict:
@@ -87,6 +106,7 @@ class Results:
         """The run's warnings as :class:`~negbench.evaluation.run_warnings.RunWarning` (unit,
         kind, message, fix); plain-text warnings of older runs come back as kind ``note``."""
         from negbench.evaluation.run_warnings import RunWarning
+
         return [RunWarning.of(w) for w in self.data.get("warnings") or []]
 
     @property
@@ -102,6 +122,7 @@ class Results:
             if self.output is None:
                 raise KeyError(f"the samples of {unit!r} were not kept")
             from negbench.evaluation.store import read_jsonl
+
             self._samples[unit] = read_jsonl(self.output / "samples" / f"{unit}.jsonl")
         return self._samples[unit]
 
@@ -115,8 +136,11 @@ class Results:
         as :class:`negbench.report.tables.Table` objects (``.to_markdown()``)."""
         from negbench.report.load import Run, UnitResult as RunUnit
         from negbench.report.paper_tables import Context, build_tables
-        units = {n: RunUnit(n, u.task, u.mode, u.shots, u.seed, u.group, dict(u.metrics))
-                 for n, u in self.units.items()}
+
+        units = {
+            n: RunUnit(n, u.task, u.mode, u.shots, u.seed, u.group, dict(u.metrics))
+            for n, u in self.units.items()
+        }
         run = Run(self.output or Path("."), self.to_dict(), str(self.model.get("spec")), units)
         for n in units:
             run._samples[n] = self.samples(n)
@@ -136,14 +160,28 @@ class Results:
             import pandas as pd
         except ImportError:
             from negbench.errors import NegbenchError
-            raise NegbenchError("Results.to_pandas() needs pandas, which is not installed",
-                                fix="pip install pandas (or use to_dict())") from None
-        rows = [{"unit": u.name, "task": u.task, "mode": u.mode, "shots": u.shots,
-                 "seed": u.seed, "metric": m, "value": v}
-                for u in self.units.values() for m, v in u.metrics.items()
-                if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return pd.DataFrame(rows, columns=["unit", "task", "mode", "shots", "seed", "metric",
-                                           "value"])
+
+            raise NegbenchError(
+                "Results.to_pandas() needs pandas, which is not installed",
+                fix="pip install pandas (or use to_dict())",
+            ) from None
+        rows = [
+            {
+                "unit": u.name,
+                "task": u.task,
+                "mode": u.mode,
+                "shots": u.shots,
+                "seed": u.seed,
+                "metric": m,
+                "value": v,
+            }
+            for u in self.units.values()
+            for m, v in u.metrics.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)
+        ]
+        return pd.DataFrame(
+            rows, columns=["unit", "task", "mode", "shots", "seed", "metric", "value"]
+        )
 
     def summary(self, units: bool = False, all_metrics: bool = False) -> str:
         """What ``negbench run`` prints: per group one line — the benchmark's headline metric,
@@ -161,6 +199,7 @@ class Results:
 def run_tables(results: dict) -> dict[str, str]:
     """The task tables saved with a run, then the run-level report sections."""
     from negbench.report.sections import run_sections
+
     tables = dict(results.get("tables") or {})
     tables.update(run_sections(results))
     return tables
@@ -201,16 +240,24 @@ def _group_headline(res: dict, g: dict) -> dict:
     if g.get("headline"):
         return g["headline"]
     first = res["units"][g["units"][0]]["metrics"]
-    metric = next((m for m in ("exact_match", "acc", "accuracy") if m in g["metrics"]),
-                  next(iter(g["metrics"]), ""))
+    metric = next(
+        (m for m in ("exact_match", "acc", "accuracy") if m in g["metrics"]),
+        next(iter(g["metrics"]), ""),
+    )
     agg = g["metrics"].get(metric) or {}
-    return {"metric": metric, "mean": agg.get("mean"), "sd": agg.get("sd")
-            if len(g["units"]) > 1 else None, "ci95": None, "n": first.get("n", 0),
-            "seeds": len(g["units"])}
+    return {
+        "metric": metric,
+        "mean": agg.get("mean"),
+        "sd": agg.get("sd") if len(g["units"]) > 1 else None,
+        "ci95": None,
+        "n": first.get("n", 0),
+        "seeds": len(g["units"]),
+    }
 
 
-def format_results(res: dict, units: bool = False, all_metrics: bool = False,
-                   with_warnings: bool = True) -> str:
+def format_results(
+    res: dict, units: bool = False, all_metrics: bool = False, with_warnings: bool = True
+) -> str:
     """A plain-text table: one row per task/mode/shots group — the headline metric (the mean
     over seeds, ± their SD when several), its 95 % interval and n of the full set — the rules of
     the subsets, and the warnings.  ``units``: one row per unit (seed) as well; ``all_metrics``:
@@ -225,18 +272,36 @@ def format_results(res: dict, units: bool = False, all_metrics: bool = False,
         val = "undefined" if mean is None else f"{mean:.4f}"
         if mean is not None and h.get("sd") is not None and len(g["units"]) > 1:
             val += f" ± {h['sd']:.4f} (SD)"
-        rows.append((g["task"], g["mode"], str(g["shots"]), str(len(g["units"])),
-                     _n_of(subset, int(first["metrics"].get("n", 0))), str(h.get("metric", "")),
-                     val, _ci(h.get("ci95"))))
+        rows.append(
+            (
+                g["task"],
+                g["mode"],
+                str(g["shots"]),
+                str(len(g["units"])),
+                _n_of(subset, int(first["metrics"].get("n", 0))),
+                str(h.get("metric", "")),
+                val,
+                _ci(h.get("ci95")),
+            )
+        )
         if subset and subset.get("subset"):
             rules.setdefault(g["task"], subset.get("rule", ""))
     if units:
         for name, u in res["units"].items():
             h = u.get("headline") or {}
             v = _value(h.get("value"))
-            rows.append((name, "", "", "", _n_of(u.get("subset"), int(u["metrics"].get("n", 0))),
-                         str(h.get("metric", "")), "undefined" if v is None else f"{v:.4f}",
-                         _ci(h.get("ci95"))))
+            rows.append(
+                (
+                    name,
+                    "",
+                    "",
+                    "",
+                    _n_of(u.get("subset"), int(u["metrics"].get("n", 0))),
+                    str(h.get("metric", "")),
+                    "undefined" if v is None else f"{v:.4f}",
+                    _ci(h.get("ci95")),
+                )
+            )
     text = _table(rows)
     if rules:
         text += "\n" + "\n".join(f"* {t}: {r}" for t, r in rules.items())
@@ -269,27 +334,38 @@ def all_metrics_text(res: dict) -> str:
                 if _value(v) is None:
                     undefined.append(k)
                     continue
-                rows.append((k, _fmt(v) if isinstance(v, float) else str(v),
-                             _ci(m.get(f"{k}_ci95")) if f"{k}_ci95" in m else ""))
-        out.append(f"{name}\n" + _table(rows)
-                   + (f"\nundefined on these records: {', '.join(undefined)}" if undefined else ""))
+                rows.append(
+                    (
+                        k,
+                        _fmt(v) if isinstance(v, float) else str(v),
+                        _ci(m.get(f"{k}_ci95")) if f"{k}_ci95" in m else "",
+                    )
+                )
+        out.append(
+            f"{name}\n"
+            + _table(rows)
+            + (f"\nundefined on these records: {', '.join(undefined)}" if undefined else "")
+        )
     return "\n\n".join(out)
 
 
 def warnings_text(res: dict) -> str:
     """The run's warnings, one per line, under a header that says how many there are."""
     from negbench.evaluation.run_warnings import RunWarning
+
     ws = [RunWarning.of(w) for w in res.get("warnings") or []]
     if not ws:
         return ""
-    return (f"WARNINGS ({len(ws)}; also in results.json[\"warnings\"]):\n"
-            + "\n".join(f"  ! [{w.kind}] {w.text()}" for w in ws))
+    return f'WARNINGS ({len(ws)}; also in results.json["warnings"]):\n' + "\n".join(
+        f"  ! [{w.kind}] {w.text()}" for w in ws
+    )
 
 
 def run_report(results: "Results") -> str:
     """What ``negbench run`` prints when a run has finished: the results table, the run's
     tables, what the engine did, and where the run folder is."""
     from negbench.backends.spec import is_api_spec
+
     data = results.data
     text = format_results(data, with_warnings=False) + "\n" + tables_text(data)
     text += "\n" + engine_line(data, is_api_spec(str(data["model"]["spec"])))
@@ -297,8 +373,9 @@ def run_report(results: "Results") -> str:
     if w:
         text += "\n\n" + w
     if results.output is not None:
-        text += (f"\nresults: {results.output / 'results.json'}\nsamples: "
-                 f"{results.output / 'samples'}/")
+        text += (
+            f"\nresults: {results.output / 'results.json'}\nsamples: {results.output / 'samples'}/"
+        )
     return text
 
 
@@ -308,10 +385,14 @@ def engine_line(results: dict, api: bool) -> str:
     if api:
         usage = (results["model"].get("details") or {}).get("api_usage") or {}
         cost = f", ${usage['cost_usd']:.4f}" if "cost_usd" in usage else ""
-        return (f"{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} "
-                f"answered in {st['model_calls']} HTTP calls ({st.get('retries', 0)} retries); "
-                f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} "
-                f"completion tokens{cost}; {results['wall_s']:.1f}s")
-    return (f"{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
-            f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
-            f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s")
+        return (
+            f"{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} "
+            f"answered in {st['model_calls']} HTTP calls ({st.get('retries', 0)} retries); "
+            f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} "
+            f"completion tokens{cost}; {results['wall_s']:.1f}s"
+        )
+    return (
+        f"{st['unique']} unique requests: {st['cached']} from cache, {st['computed']} computed "
+        f"in {st['model_calls']} model calls; {st['forwarded_tokens']} tokens forwarded "
+        f"(naive: {st['naive_tokens']}); {results['wall_s']:.1f}s"
+    )

@@ -15,6 +15,7 @@ Each warning names the unit, what was seen and what to do (:class:`RunWarning`).
 * ``subset_incomplete`` — a subset that left out whole strata (a ScoNe condition, a pattern);
 * ``note`` — a warning saved as plain text by an older negbench.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,15 @@ STRICT_LENIENT_GAP = 0.2
 #: Share of empty generations above which a unit is flagged.
 EMPTY_SHARE = 0.5
 
-KINDS = ("empty_generations", "unparseable", "constant_prediction", "strict_vs_lenient",
-         "undefined_metric", "subset_incomplete", "note")
+KINDS = (
+    "empty_generations",
+    "unparseable",
+    "constant_prediction",
+    "strict_vs_lenient",
+    "undefined_metric",
+    "subset_incomplete",
+    "note",
+)
 
 
 @dataclass(frozen=True)
@@ -60,8 +68,12 @@ class RunWarning:
         if isinstance(x, RunWarning):
             return x
         if isinstance(x, dict):
-            return cls(x.get("unit"), str(x.get("kind") or "note"), str(x.get("message") or ""),
-                       str(x.get("fix") or ""))
+            return cls(
+                x.get("unit"),
+                str(x.get("kind") or "note"),
+                str(x.get("message") or ""),
+                str(x.get("fix") or ""),
+            )
         return cls(None, "note", str(x), "")
 
     def text(self) -> str:
@@ -91,9 +103,12 @@ def _prediction(r: dict) -> tuple[Any, Any, bool]:
     if "output" in r:
         ans = r.get("answer")
         gold = r.get("gold_answer", r.get("gold"))
-        norm = (lambda s: str(s).strip().lower())
-        return (norm(ans) if ans is not None else None), (norm(gold) if gold is not None else None), \
-            ans is not None
+        norm = lambda s: str(s).strip().lower()
+        return (
+            (norm(ans) if ans is not None else None),
+            (norm(gold) if gold is not None else None),
+            ans is not None,
+        )
     pred = r.get("pred")
     return pred, r.get("gold_index", r.get("gold")), pred is not None
 
@@ -106,8 +121,15 @@ def _shown(value: Any, choices: list | None) -> str:
     return repr(value)
 
 
-def unit_warnings(unit: str, task, mode: str, records: Iterable[dict], metrics: dict,
-                  subset: dict | None = None, headline: str | None = None) -> list[RunWarning]:
+def unit_warnings(
+    unit: str,
+    task,
+    mode: str,
+    records: Iterable[dict],
+    metrics: dict,
+    subset: dict | None = None,
+    headline: str | None = None,
+) -> list[RunWarning]:
     """The warnings of one unit, from one pass over its records and its metrics (``subset``:
     the unit's ``subset`` record; ``headline``: its headline metric)."""
     n = n_out = n_empty = n_fmt = n_fmt_bad = 0
@@ -133,78 +155,115 @@ def unit_warnings(unit: str, task, mode: str, records: Iterable[dict], metrics: 
                 choices = r["choices"]
     out: list[RunWarning] = []
     if n_out and n_empty / n_out > EMPTY_SHARE:
-        out.append(RunWarning(
-            unit, "empty_generations",
-            f"{n_empty} of {n_out} generations are empty (stopped by {', '.join(sorted(how))} at "
-            "once): the model ends its answer before writing one",
-            "try --chat for an instruction-tuned model, more shots, or a log-likelihood mode "
-            "(cloze / letter)"))
+        out.append(
+            RunWarning(
+                unit,
+                "empty_generations",
+                f"{n_empty} of {n_out} generations are empty (stopped by {', '.join(sorted(how))} at "
+                "once): the model ends its answer before writing one",
+                "try --chat for an instruction-tuned model, more shots, or a log-likelihood mode "
+                "(cloze / letter)",
+            )
+        )
     rate = _num(metrics.get("unparseable_rate"))
     if rate is None and n_fmt:
         rate = n_fmt_bad / n_fmt
-    if rate is not None and rate > UNPARSEABLE_RATE and not (n_out and n_empty / n_out > EMPTY_SHARE
-                                                             and rate <= n_empty / n_out):
+    if (
+        rate is not None
+        and rate > UNPARSEABLE_RATE
+        and not (n_out and n_empty / n_out > EMPTY_SHARE and rate <= n_empty / n_out)
+    ):
         bad = round(rate * (n_fmt or n))
-        out.append(RunWarning(
-            unit, "unparseable",
-            f"{_pct(rate)} of the outputs ({bad} of {n_fmt or n}) hold no answer the task can read "
-            f"(scored wrong): the score measures the output format, not negation",
-            "look at the outputs (negbench show --all, samples/); try --chat for an "
-            "instruction-tuned model, few-shot examples (--shots), or a log-likelihood mode"
-            + (f" ({', '.join(m for m, s in task.modes.items() if s.formulation.kind != 'generate')})"
-               if any(s.formulation.kind != "generate" for s in task.modes.values()) else "")))
+        out.append(
+            RunWarning(
+                unit,
+                "unparseable",
+                f"{_pct(rate)} of the outputs ({bad} of {n_fmt or n}) hold no answer the task can read "
+                f"(scored wrong): the score measures the output format, not negation",
+                "look at the outputs (negbench show --all, samples/); try --chat for an "
+                "instruction-tuned model, few-shot examples (--shots), or a log-likelihood mode"
+                + (
+                    f" ({', '.join(m for m, s in task.modes.items() if s.formulation.kind != 'generate')})"
+                    if any(s.formulation.kind != "generate" for s in task.modes.values())
+                    else ""
+                ),
+            )
+        )
     answered = sum(preds.values())
     if answered >= CONSTANT_MIN_N:
         top, cnt = preds.most_common(1)[0]
         share = cnt / answered
         gold_share = golds.get(top, 0) / answered
         if share >= CONSTANT_SHARE and gold_share <= GOLD_SHARE_MAX:
-            out.append(RunWarning(
-                unit, "constant_prediction",
-                f"the model answers {_shown(top, choices)} for {_pct(share)} of the {answered} items "
-                f"(the gold answer is {_shown(top, choices)} for {_pct(gold_share)}): the score "
-                "reflects the label balance, not the items",
-                "check the prompt and the answer tokens (negbench show --all); try --chat or "
-                "few-shot examples (--shots), or another scoring mode"))
+            out.append(
+                RunWarning(
+                    unit,
+                    "constant_prediction",
+                    f"the model answers {_shown(top, choices)} for {_pct(share)} of the {answered} items "
+                    f"(the gold answer is {_shown(top, choices)} for {_pct(gold_share)}): the score "
+                    "reflects the label balance, not the items",
+                    "check the prompt and the answer tokens (negbench show --all); try --chat or "
+                    "few-shot examples (--shots), or another scoring mode",
+                )
+            )
     for strict, lenient in getattr(task, "lenient_metrics", ()):
         a, b = _num(metrics.get(strict)), _num(metrics.get(lenient))
         if a is not None and b is not None and abs(b - a) >= STRICT_LENIENT_GAP:
-            out.append(RunWarning(
-                unit, "strict_vs_lenient",
-                f"{strict} (the paper's strict reading) is {a:.2f} but {lenient} is {b:.2f}: the "
-                "model's answers are right in another form than the one scored",
-                f"report {strict} as the paper's number and say why; to measure the model rather "
-                "than its answer format try --chat, few-shot examples (--shots) or a "
-                "log-likelihood mode"))
-    undefined = [m for m, v in metrics.items()
-                 if isinstance(v, float) and math.isnan(v)
-                 and not m.endswith(("_stderr", "_ci95"))]
+            out.append(
+                RunWarning(
+                    unit,
+                    "strict_vs_lenient",
+                    f"{strict} (the paper's strict reading) is {a:.2f} but {lenient} is {b:.2f}: the "
+                    "model's answers are right in another form than the one scored",
+                    f"report {strict} as the paper's number and say why; to measure the model rather "
+                    "than its answer format try --chat, few-shot examples (--shots) or a "
+                    "log-likelihood mode",
+                )
+            )
+    undefined = [
+        m
+        for m, v in metrics.items()
+        if isinstance(v, float) and math.isnan(v) and not m.endswith(("_stderr", "_ci95"))
+    ]
     if undefined:
         st = task.structure
         sub = subset or {}
-        shown = ", ".join(undefined[:8]) + (f" and {len(undefined) - 8} more"
-                                            if len(undefined) > 8 else "")
+        shown = ", ".join(undefined[:8]) + (
+            f" and {len(undefined) - 8} more" if len(undefined) > 8 else ""
+        )
         if sub.get("subset"):
-            fix = ("evaluate more records (--limit / --sample"
-                   + (f" keep whole {st.units_name}" if st.unit else "") + ") or the whole set")
+            fix = (
+                "evaluate more records (--limit / --sample"
+                + (f" keep whole {st.units_name}" if st.unit else "")
+                + ") or the whole set"
+            )
         else:
             fix = "these metrics need records the task does not select; the others are valid"
-        out.append(RunWarning(
-            unit, "undefined_metric",
-            f"{shown} undefined: the {n} records evaluated hold none of what "
-            + ("it is" if len(undefined) == 1 else "they are") + " computed over (shown as null / –)"
-            + (f"; this includes the headline {headline}" if headline in undefined else ""), fix))
+        out.append(
+            RunWarning(
+                unit,
+                "undefined_metric",
+                f"{shown} undefined: the {n} records evaluated hold none of what "
+                + ("it is" if len(undefined) == 1 else "they are")
+                + " computed over (shown as null / –)"
+                + (f"; this includes the headline {headline}" if headline in undefined else ""),
+                fix,
+            )
+        )
     missing = (subset or {}).get("missing_strata") or []
     if missing:
         st = task.structure
-        out.append(RunWarning(
-            task.name, "subset_incomplete",
-            f"the subset holds no {st.unit_name} of {len(missing)} "
-            f"{plural(st.stratum_name or st.stratum or '') if len(missing) > 1 else st.stratum_name}: "
-            f"{', '.join(map(str, missing[:6]))}"
-            + (" …" if len(missing) > 6 else ""),
-            f"ask for more records (--limit / --sample) so that every "
-            f"{st.stratum_name or st.stratum} gets one"))
+        out.append(
+            RunWarning(
+                task.name,
+                "subset_incomplete",
+                f"the subset holds no {st.unit_name} of {len(missing)} "
+                f"{plural(st.stratum_name or st.stratum or '') if len(missing) > 1 else st.stratum_name}: "
+                f"{', '.join(map(str, missing[:6]))}" + (" …" if len(missing) > 6 else ""),
+                f"ask for more records (--limit / --sample) so that every "
+                f"{st.stratum_name or st.stratum} gets one",
+            )
+        )
     return out
 
 
@@ -217,8 +276,14 @@ def merged(warnings: Iterable[RunWarning]) -> list[RunWarning]:
     out = []
     for (kind, message, fix), units in by.items():
         names = [u for u in dict.fromkeys(units) if u]
-        unit = (None if not names else names[0] if len(names) == 1
-                else ", ".join(names) if len(names) <= 3
-                else f"{names[0]} and {len(names) - 1} more units")
+        unit = (
+            None
+            if not names
+            else names[0]
+            if len(names) == 1
+            else ", ".join(names)
+            if len(names) <= 3
+            else f"{names[0]} and {len(names) - 1} more units"
+        )
         out.append(RunWarning(unit, kind, message, fix))
     return out

@@ -6,6 +6,7 @@ same few-shot block) are computed once.  A bigger run is streamed shard by shard
 requests and records exist for one shard at a time, finished shards are saved (a killed run
 resumes shard by shard), and the metrics are computed from the saved samples as a stream.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -33,20 +34,20 @@ SCHEMA_VERSION = 1
 class RunConfig:
     model: str
     tasks: list[str]
-    modes: list[str] | None = None        # None: each task's default modes
-    shots: list[int] | None = None        # None: each task's default shots
-    seeds: list[int] | None = None        # None: each task's default seeds
-    limit: int | None = None              # about N records: whole units, across strata, data order
-    protocol: bool = False                # each task's paper protocol (shots × seeds)
+    modes: list[str] | None = None  # None: each task's default modes
+    shots: list[int] | None = None  # None: each task's default shots
+    seeds: list[int] | None = None  # None: each task's default seeds
+    limit: int | None = None  # about N records: whole units, across strata, data order
+    protocol: bool = False  # each task's paper protocol (shots × seeds)
     chat: bool = False
     system_prompt: str | None = None
-    chat_layout: str = "lm-eval"          # "lm-eval": description in the system turn; "user"
+    chat_layout: str = "lm-eval"  # "lm-eval": description in the system turn; "user"
     backend: dict[str, Any] = field(default_factory=dict)
     engine: dict[str, Any] = field(default_factory=dict)
-    shard_size: int = 20_000              # samples per shard: each finished shard is saved, so a
-                                          # killed run over 381k sentences resumes shard by shard
-    sample: int | None = None             # about N records drawn at random: whole units, strata
-    sample_seed: int = 0                  # the seed of that draw (``--seed``)
+    shard_size: int = 20_000  # samples per shard: each finished shard is saved, so a
+    # killed run over 381k sentences resumes shard by shard
+    sample: int | None = None  # about N records drawn at random: whole units, strata
+    sample_seed: int = 0  # the seed of that draw (``--seed``)
 
 
 @dataclass
@@ -78,19 +79,21 @@ def plan_units(cfg: RunConfig) -> list[Unit]:
     for spec, task in zip(cfg.tasks, tasks):
         modes = per_task.get(spec) or list(task.default_modes or task.modes)
         for m in modes:
-            for k in (cfg.shots if cfg.shots is not None else _protocol(task, cfg)[0]):
+            for k in cfg.shots if cfg.shots is not None else _protocol(task, cfg)[0]:
                 seeds = cfg.seeds if cfg.seeds is not None else _protocol(task, cfg)[1]
-                for seed in ([None] if k == 0 else seeds):
+                for seed in [None] if k == 0 else seeds:
                     units.append(Unit(task, m, k, seed))
     return units
 
 
-def task_modes(specs: Sequence[str], tasks: Sequence[Task], modes: Sequence[str] | None
-               ) -> dict[str, list[str]]:
+def task_modes(
+    specs: Sequence[str], tasks: Sequence[Task], modes: Sequence[str] | None
+) -> dict[str, list[str]]:
     """Task spec -> its requested modes (absent: the task's defaults).  ``modes`` entries are
     ``mode`` (every task) or ``task:mode+mode`` (that task); every pair must exist."""
     from negbench.errors import TaskError
     from negbench.options import did_you_mean
+
     if not modes:
         return {}
     common: list[str] = []
@@ -99,10 +102,12 @@ def task_modes(specs: Sequence[str], tasks: Sequence[Task], modes: Sequence[str]
         name, sep, ms = m.rpartition(":")
         if sep:
             if name not in specs:
-                raise TaskError(f"--modes names task '{name}', which is not in --tasks"
-                                + did_you_mean(name, specs), where="--modes",
-                                fix="write task:mode+mode for a task of --tasks: "
-                                    + ", ".join(specs))
+                raise TaskError(
+                    f"--modes names task '{name}', which is not in --tasks"
+                    + did_you_mean(name, specs),
+                    where="--modes",
+                    fix="write task:mode+mode for a task of --tasks: " + ", ".join(specs),
+                )
             own.setdefault(name, []).extend(x for x in ms.split("+") if x)
         else:
             common.append(m)
@@ -117,13 +122,21 @@ def task_modes(specs: Sequence[str], tasks: Sequence[Task], modes: Sequence[str]
     if bad:
         if len(tasks) == 1:
             tasks[0].mode(next(m for m in out[specs[0]] if m not in tasks[0].modes))
+
         def fits(spec: str, t: Task) -> str:
             have = [m for m in out[spec] if m in t.modes] or list(t.default_modes or t.modes)
             return f"{spec}:" + "+".join(have)
+
         example = ",".join(fits(sp, t) for sp, t in zip(specs, tasks))
-        raise TaskError("; ".join(bad), where="--modes",
-                        fix="give each task its own modes, e.g. --modes " + example + " (modes: "
-                            + "; ".join(f"{t.name}: {', '.join(t.modes)}" for t in tasks) + ")")
+        raise TaskError(
+            "; ".join(bad),
+            where="--modes",
+            fix="give each task its own modes, e.g. --modes "
+            + example
+            + " (modes: "
+            + "; ".join(f"{t.name}: {', '.join(t.modes)}" for t in tasks)
+            + ")",
+        )
     return out
 
 
@@ -144,14 +157,22 @@ class UnitData:
     docs: Sequence[Doc]
     pool: Sequence[Doc]
     same_split: bool
-    n_requests: int                       # requests its samples make (for the progress bar)
-    selection: Selection | None = None    # how its records were chosen (--limit, --sample)
+    n_requests: int  # requests its samples make (for the progress bar)
+    selection: Selection | None = None  # how its records were chosen (--limit, --sample)
 
     def draws(self) -> Iterator[list[Doc]]:
         """The records' few-shot examples, in record order (one sampler stream per unit)."""
         task = self.unit.task
-        return iter(fewshot_draws(self.docs, self.pool, self.unit.shots, self.unit.seed,
-                                  same_split=self.same_split, sampler=task.fewshot_sampler))
+        return iter(
+            fewshot_draws(
+                self.docs,
+                self.pool,
+                self.unit.shots,
+                self.unit.seed,
+                same_split=self.same_split,
+                sampler=task.fewshot_sampler,
+            )
+        )
 
 
 @dataclass
@@ -181,9 +202,13 @@ def prepare(cfg: RunConfig) -> Plan:
 def check_subset_options(cfg: RunConfig) -> None:
     """``limit`` and ``sample`` exclude each other; both are at least 1."""
     from negbench.errors import OptionError
+
     if cfg.limit is not None and cfg.sample is not None:
-        raise OptionError("--limit and --sample both choose a subset", where="--limit / --sample",
-                          fix="give one: --limit N (data order) or --sample N --seed S (random)")
+        raise OptionError(
+            "--limit and --sample both choose a subset",
+            where="--limit / --sample",
+            fix="give one: --limit N (data order) or --sample N --seed S (random)",
+        )
     for name, v in (("--limit", cfg.limit), ("--sample", cfg.sample)):
         if v is not None and v < 1:
             raise OptionError(f"{name} must be at least 1, got {v}", where=name)
@@ -203,7 +228,7 @@ def load_unit(unit: Unit, cfg: RunConfig) -> UnitData:
     fs_split = task.fewshot_split or task.test_split
     pool = task.load(fs_split) if unit.shots else []
     data = UnitData(unit, docs, pool, fs_split == task.test_split, 0, selection)
-    render = _renderer(spec, use_chat(task, cfg))      # a check only: chat or plain, same data
+    render = _renderer(spec, use_chat(task, cfg))  # a check only: chat or plain, same data
     formulation = spec.formulation
     checked: set[str] = set()
     n_requests = 0
@@ -232,7 +257,9 @@ def use_chat(task: Task, cfg: RunConfig, backend=None) -> bool:
     if pref == "off":
         return False
     if pref == "auto":
-        return cfg.chat or bool(backend is not None and getattr(backend, "has_chat_template", False))
+        return cfg.chat or bool(
+            backend is not None and getattr(backend, "has_chat_template", False)
+        )
     return cfg.chat
 
 
@@ -248,7 +275,7 @@ class UnitBuilder:
         self.render = _renderer(self.spec, self.chat)
         self.description = task.description(data.unit.mode)
         self.draws = data.draws()
-        self.memo: dict[str, Any] = {}       # rendered few-shot examples (bounded by the pool)
+        self.memo: dict[str, Any] = {}  # rendered few-shot examples (bounded by the pool)
         self.pos = 0
 
     def _shot(self, d: Doc):
@@ -272,15 +299,34 @@ class UnitBuilder:
             if self.chat:
                 context = chat_context(self.backend, cfg, r.query, examples, self.description, task)
             else:
-                context = build_context(r.query, examples, self.description, task.target_delimiter,
-                                        task.fewshot_delimiter)
-            gold_index = r.gold if isinstance(r.gold, int) else (
-                r.choices.index(r.gold) if r.gold in r.choices else None)
-            samples.append({"doc_id": doc.id, "task": task.name, "mode": unit.mode,
-                            "shots": unit.shots, "seed": unit.seed,
-                            "fewshot_ids": [d.id for d in shots], "context": context,
-                            "choices": r.choices, "gold": r.gold, "gold_index": gold_index,
-                            "meta": r.meta, "_rendered": r})
+                context = build_context(
+                    r.query,
+                    examples,
+                    self.description,
+                    task.target_delimiter,
+                    task.fewshot_delimiter,
+                )
+            gold_index = (
+                r.gold
+                if isinstance(r.gold, int)
+                else (r.choices.index(r.gold) if r.gold in r.choices else None)
+            )
+            samples.append(
+                {
+                    "doc_id": doc.id,
+                    "task": task.name,
+                    "mode": unit.mode,
+                    "shots": unit.shots,
+                    "seed": unit.seed,
+                    "fewshot_ids": [d.id for d in shots],
+                    "context": context,
+                    "choices": r.choices,
+                    "gold": r.gold,
+                    "gold_index": gold_index,
+                    "meta": r.meta,
+                    "_rendered": r,
+                }
+            )
             reqs.append(self.spec.formulation.requests(context, r))
         self.pos = stop
         return samples, reqs
@@ -301,23 +347,26 @@ def run_identity(cfg: RunConfig) -> dict:
     threads and shard size cannot, by the engine's batching invariance)."""
     d = asdict(cfg)
     d.pop("engine"), d.pop("shard_size")
-    if cfg.sample is None:                # only when set: runs without one keep their identity
+    if cfg.sample is None:  # only when set: runs without one keep their identity
         d.pop("sample"), d.pop("sample_seed")
     d["backend"] = {k: cfg.backend.get(k) for k in IDENTITY_BACKEND}
-    if cfg.backend.get("quantize"):       # only when set: 16-bit runs keep their identity
+    if cfg.backend.get("quantize"):  # only when set: 16-bit runs keep their identity
         d["backend"]["quantize"] = cfg.backend["quantize"]
     return d
 
 
-def chat_context(backend, cfg: RunConfig, query: str, examples, description: str, task: Task) -> str:
+def chat_context(
+    backend, cfg: RunConfig, query: str, examples, description: str, task: Task
+) -> str:
     """The prompt under the model's chat template, laid out as lm-eval 0.4.13
     ``--apply_chat_template`` does (``chat_layout="lm-eval"``): the system prompt and the task
     description joined into one system message, the few-shot block and the query as one user
     turn.  ``chat_layout="user"`` puts the description in the user turn instead."""
     if cfg.chat_layout == "user":
         system = cfg.system_prompt or ""
-        user = build_context(query, examples, description, task.target_delimiter,
-                             task.fewshot_delimiter)
+        user = build_context(
+            query, examples, description, task.target_delimiter, task.fewshot_delimiter
+        )
     else:
         system = _maybe_delimit(cfg.system_prompt, description, task.fewshot_delimiter)
         user = build_context(query, examples, "", task.target_delimiter, task.fewshot_delimiter)
@@ -331,11 +380,22 @@ def _maybe_delimit(prefix: str | None, suffix: str | None, delimiter: str) -> st
         return suffix or ""
     if not suffix:
         return prefix
-    return prefix + suffix if prefix[-1].isspace() or suffix[0].isspace() else prefix + delimiter + suffix
+    return (
+        prefix + suffix
+        if prefix[-1].isspace() or suffix[0].isspace()
+        else prefix + delimiter + suffix
+    )
 
 
-def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = None,
-             log=print, plan: Plan | None = None, keep: dict[str, list[dict]] | None = None) -> dict:
+def evaluate(
+    cfg: RunConfig,
+    backend,
+    engine: Engine,
+    store: RunStore | None = None,
+    log=print,
+    plan: Plan | None = None,
+    keep: dict[str, list[dict]] | None = None,
+) -> dict:
     """Run the plan shard by shard: each shard's samples and requests are built from the records,
     scored in one engine call, saved, and dropped; the samples files are then assembled from the
     saved shards and the metrics computed from them as a stream.  At most one shard of prompts,
@@ -347,23 +407,33 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     builders = [UnitBuilder(d, backend, cfg) for d in plan.units]
     for d, b in zip(plan.units, builders):  # the backend's part of a prompt (its chat template)
-        if b.chat and len(d.docs):          # works, before anything is written
+        if b.chat and len(d.docs):  # works, before anything is written
             UnitBuilder(d, backend, cfg).build(0, 1)
     n_requests = sum(d.n_requests for d in plan.units)
     sizes = [len(d.docs) for d in plan.units]
     n_samples = sum(sizes)
     datasets = plan.datasets
-    if store:                              # prompts are checked: nothing can fail on the data now
-        store.write_config({"schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
-                            **asdict(cfg), "identity": run_identity(cfg),
-                            "units": [u.name for u in units]})
+    if store:  # prompts are checked: nothing can fail on the data now
+        store.write_config(
+            {
+                "schema": SCHEMA_VERSION,
+                "negbench": __version__,
+                "started": started,
+                **asdict(cfg),
+                "identity": run_identity(cfg),
+                "units": [u.name for u in units],
+            }
+        )
     shards = _shards(sizes, cfg.shard_size)
-    log(f"{len(units)} unit(s), {n_samples} samples, {n_requests} requests"
-        + (f", {len(shards)} shards of ≤{cfg.shard_size} samples" if len(shards) > 1 else ""))
+    log(
+        f"{len(units)} unit(s), {n_samples} samples, {n_requests} requests"
+        + (f", {len(shards)} shards of ≤{cfg.shard_size} samples" if len(shards) > 1 else "")
+    )
     on_disk = store is not None and len(shards) > 1
-    kept: list[list[dict]] = [[] for _ in units]           # records held when not on disk
-    stats = _score_shards(builders, shards, backend, engine, store if on_disk else None,
-                          n_requests, log, kept)
+    kept: list[list[dict]] = [[] for _ in units]  # records held when not on disk
+    stats = _score_shards(
+        builders, shards, backend, engine, store if on_disk else None, n_requests, log, kept
+    )
     results_units: dict[str, dict] = {}
     parts: dict[str, Parts | None] = {}
     warnings: list[RunWarning] = []
@@ -378,22 +448,33 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
             if keep is not None:
                 keep[u.name] = records
         sel = plan.units[ui].selection or Selection("all", sizes[ui], sizes[ui])
-        results_units[u.name], parts[u.name], found = unit_result(u, records, builders[ui].chat,
-                                                                  sel.to_dict())
+        results_units[u.name], parts[u.name], found = unit_result(
+            u, records, builders[ui].chat, sel.to_dict()
+        )
         warnings += found
     groups = group_results(results_units, parts)
     tables = _tables(units, results_units)
     results = {
-        "schema": SCHEMA_VERSION, "negbench": __version__, "started": started,
+        "schema": SCHEMA_VERSION,
+        "negbench": __version__,
+        "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "config": asdict(cfg),
-        "model": {"spec": cfg.model, "fingerprint": backend.fingerprint,
-                  "details": getattr(backend, "fingerprint_info", {})},
+        "model": {
+            "spec": cfg.model,
+            "fingerprint": backend.fingerprint,
+            "details": getattr(backend, "fingerprint_info", {}),
+        },
         "provenance": {"packages": package_versions(), "git": git_commit()},
-        "datasets": datasets, "units": results_units, "groups": groups,
-        "engine": asdict(stats), "cluster": engine.cluster_summary(), "wall_s": time.perf_counter() - t0,
+        "datasets": datasets,
+        "units": results_units,
+        "groups": groups,
+        "engine": asdict(stats),
+        "cluster": engine.cluster_summary(),
+        "wall_s": time.perf_counter() - t0,
         "shards": len(shards),
-        "tables": tables, "warnings": [w.to_dict() for w in merged(warnings)],
+        "tables": tables,
+        "warnings": [w.to_dict() for w in merged(warnings)],
     }
     if store:
         store.write_results(results)
@@ -402,7 +483,7 @@ def evaluate(cfg: RunConfig, backend, engine: Engine, store: RunStore | None = N
     return results
 
 
-Shard = list[tuple[int, int, int]]        # (unit index, first record, end record) segments
+Shard = list[tuple[int, int, int]]  # (unit index, first record, end record) segments
 
 
 def _shards(sizes: list[int], shard_size: int) -> list[Shard]:
@@ -442,8 +523,16 @@ def _unit_parts(shards: list[Shard], ui: int) -> list[tuple[int, int, int]]:
     return parts
 
 
-def _score_shards(builders: list[UnitBuilder], shards: list[Shard], backend, engine: Engine,
-                  store: RunStore | None, n_requests: int, log, kept: list[list[dict]]) -> EngineStats:
+def _score_shards(
+    builders: list[UnitBuilder],
+    shards: list[Shard],
+    backend,
+    engine: Engine,
+    store: RunStore | None,
+    n_requests: int,
+    log,
+    kept: list[list[dict]],
+) -> EngineStats:
     """Score shard by shard.  With ``store`` each finished shard's records are saved in the run
     folder with a digest of its requests and dropped; a rerun of the same run loads the digest
     instead of asking the engine (and unfinished shards still find their answered requests in the
@@ -451,7 +540,7 @@ def _score_shards(builders: list[UnitBuilder], shards: list[Shard], backend, eng
     stats = EngineStats()
     bar = progress_bar(n_requests, "scoring", engine.config.progress)
     t0 = time.perf_counter()
-    done_samples = loaded_samples = 0        # the rate counts only samples scored now
+    done_samples = loaded_samples = 0  # the rate counts only samples scored now
     total = sum(b - a for sh in shards for _, a, b in sh)
     for n, shard in enumerate(shards):
         samples: list[dict] = []
@@ -476,9 +565,9 @@ def _score_shards(builders: list[UnitBuilder], shards: list[Shard], backend, eng
         for ui, s, rs in zip(owner, samples, per):
             u = builders[ui].data.unit
             r = s.pop("_rendered")
-            s.update(u.task.mode(u.mode).formulation.score(r, answers[k:k + len(rs)]))
-            if metas is not None and any(metas[k:k + len(rs)]):
-                s["answered_by"] = answered_by(metas[k:k + len(rs)])
+            s.update(u.task.mode(u.mode).formulation.score(r, answers[k : k + len(rs)]))
+            if metas is not None and any(metas[k : k + len(rs)]):
+                s["answered_by"] = answered_by(metas[k : k + len(rs)])
             k += len(rs)
         if store:
             store.write_shard(n, digest, samples)
@@ -493,8 +582,10 @@ def _score_shards(builders: list[UnitBuilder], shards: list[Shard], backend, eng
             gc.collect()
             el = time.perf_counter() - t0
             rate = (done_samples - loaded_samples) / el if el else float("inf")
-            log(f"shard {n + 1}/{len(shards)} done: {done_samples}/{total} samples, "
-                f"{rate:.0f} samples/s, ETA {_hms((total - done_samples) / rate if rate else 0)}")
+            log(
+                f"shard {n + 1}/{len(shards)} done: {done_samples}/{total} samples, "
+                f"{rate:.0f} samples/s, ETA {_hms((total - done_samples) / rate if rate else 0)}"
+            )
     bar.close()
     return stats
 
@@ -504,30 +595,42 @@ def answered_by(metas: list[dict | None]) -> list[dict]:
     and system fingerprints, so a result can be traced to the exact model version behind an API."""
     seen: list[dict] = []
     for m in metas:
-        row = {"served_model": (m or {}).get("served_model"),
-               "system_fingerprint": (m or {}).get("system_fingerprint")}
+        row = {
+            "served_model": (m or {}).get("served_model"),
+            "system_fingerprint": (m or {}).get("system_fingerprint"),
+        }
         if row not in seen:
             seen.append(row)
     return seen
 
 
-def unit_result(u: Unit, records: Iterable[dict], chat: bool, subset: dict
-                ) -> tuple[dict, Parts | None, list[RunWarning]]:
+def unit_result(
+    u: Unit, records: Iterable[dict], chat: bool, subset: dict
+) -> tuple[dict, Parts | None, list[RunWarning]]:
     """A unit's ``results.json`` entry (metrics with their 95 % intervals, headline, subset),
     its headline's parts (for the group's interval) and its warnings — from the records (a list
     or a re-iterable stream of the saved samples)."""
     metrics = unit_metrics(u.task, u.mode, records)
     head, parts = add_intervals(u.task, u.mode, records, metrics)
     head["n"] = head["n"] or subset.get("n", 0)
-    entry = {"task": u.task.name, "mode": u.mode, "shots": u.shots, "seed": u.seed,
-             "group": u.group, "chat": chat, "metrics": metrics, "headline": head,
-             "subset": subset}
+    entry = {
+        "task": u.task.name,
+        "mode": u.mode,
+        "shots": u.shots,
+        "seed": u.seed,
+        "group": u.group,
+        "chat": chat,
+        "metrics": metrics,
+        "headline": head,
+        "subset": subset,
+    }
     found = unit_warnings(u.name, u.task, u.mode, records, metrics, subset, head["metric"])
     return entry, parts, found
 
 
 def _digest(reqs, fingerprint: str) -> str:
     import hashlib
+
     h = hashlib.sha256(fingerprint.encode())
     for r in reqs:
         h.update(request_key(r, fingerprint).encode())
@@ -551,29 +654,44 @@ def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
     return metrics
 
 
-def group_results(results_units: dict[str, dict],
-                  parts: dict[str, Parts | None] | None = None) -> dict[str, dict]:
+def group_results(
+    results_units: dict[str, dict], parts: dict[str, Parts | None] | None = None
+) -> dict[str, dict]:
     """Units that differ only by seed form a group: numeric metrics as mean / SD over seeds, the
     headline with the interval of the seeds' pooled parts (``parts``: per unit, when at hand),
     and the subset (the same for every seed)."""
     groups: dict[str, dict] = {}
     for name, res in results_units.items():
-        g = groups.setdefault(res["group"], {"task": res["task"], "mode": res["mode"],
-                                             "shots": res["shots"], "units": [], "metrics": {}})
+        g = groups.setdefault(
+            res["group"],
+            {
+                "task": res["task"],
+                "mode": res["mode"],
+                "shots": res["shots"],
+                "units": [],
+                "metrics": {},
+            },
+        )
         g["units"].append(name)
     for g in groups.values():
         units = [results_units[n] for n in g["units"]]
         per = [u["metrics"] for u in units]
         for m, v in per[0].items():
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and not m.endswith("_stderr") and m != "n":
+            if (
+                isinstance(v, (int, float))
+                and not isinstance(v, bool)
+                and not m.endswith("_stderr")
+                and m != "n"
+            ):
                 g["metrics"][m] = over_seeds([p[m] for p in per])
         if all("headline" in u for u in units):
             try:
                 task: Task | None = get_task(g["task"])
-            except Exception:                   # a task gone since (a deleted YAML file)
+            except Exception:  # a task gone since (a deleted YAML file)
                 task = None
-            g["headline"] = group_headline(task, g["mode"], units,
-                                           [(parts or {}).get(n) for n in g["units"]])
+            g["headline"] = group_headline(
+                task, g["mode"], units, [(parts or {}).get(n) for n in g["units"]]
+            )
         if "subset" in units[0]:
             g["subset"] = units[0]["subset"]
     return groups
@@ -590,16 +708,20 @@ def rescore(store: RunStore) -> dict:
         task = get_task(u["task"])
         unit = Unit(task, u["mode"], u["shots"], u["seed"])
         subset = u.get("subset") or _old_subset(results, task, u)
-        entry, parts[name], found = unit_result(unit, store.samples(name), bool(u.get("chat")),
-                                                subset)
+        entry, parts[name], found = unit_result(
+            unit, store.samples(name), bool(u.get("chat")), subset
+        )
         u.update(entry)
         warnings += found
         units.append(unit)
     results["groups"] = group_results(results["units"], parts)
     results["tables"] = _tables(units, results["units"])
     results["warnings"] = [w.to_dict() for w in merged(warnings)]
-    results["rescored"] = {"negbench": __version__, "git": git_commit(),
-                           "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    results["rescored"] = {
+        "negbench": __version__,
+        "git": git_commit(),
+        "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
     store.write_results(results)
     _write_tables(store, results["tables"])
     return results
@@ -613,14 +735,20 @@ def _old_subset(results: dict, task: Task, u: dict) -> dict:
     full = int(info.get("n") or n)
     if n >= full:
         return Selection("all", n, n, rule=f"all {n:,} records").to_dict()
-    return Selection("limit", n, full, rule=f"the first {n:,} of {full:,} records (a run saved "
-                     "before subsets kept whole units)", asked=(results.get("config") or {})
-                     .get("limit")).to_dict()
+    return Selection(
+        "limit",
+        n,
+        full,
+        rule=f"the first {n:,} of {full:,} records (a run saved before subsets kept whole units)",
+        asked=(results.get("config") or {}).get("limit"),
+    ).to_dict()
 
 
 def _write_tables(store: RunStore, tables: dict[str, str]) -> None:
     if tables:
-        store.write_text("tables.md", "\n\n".join(f"## {k}\n\n{v}" for k, v in tables.items()) + "\n")
+        store.write_text(
+            "tables.md", "\n\n".join(f"## {k}\n\n{v}" for k, v in tables.items()) + "\n"
+        )
 
 
 def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]:
@@ -630,7 +758,9 @@ def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]
     tasks = {}
     for u in units:
         if u.task.tables is not None:
-            seen.setdefault((u.task.name, u.mode), []).append((u.name, results_units[u.name]["metrics"]))
+            seen.setdefault((u.task.name, u.mode), []).append(
+                (u.name, results_units[u.name]["metrics"])
+            )
             tasks[u.task.name] = u.task
     for (tname, mode), rows in seen.items():
         text = tasks[tname].tables(mode, rows)
@@ -645,10 +775,16 @@ def _dataset_info(task: Task, selection: Selection | None, shots: bool = True) -
     draws shots (a 0-shot run of a set built without one, e.g. by ``negbench build mcq``, works);
     ``evaluated``: the records of the test split a unit evaluates (its subset)."""
     out = {"source": task.source}
-    splits = {task.test_split, task.fewshot_split or task.test_split} if shots else {task.test_split}
+    splits = (
+        {task.test_split, task.fewshot_split or task.test_split} if shots else {task.test_split}
+    )
     for split in splits:
         docs = task.load(split)
-        out[split] = {"n": len(docs), "sha256": fingerprint_records(d.fields for d in docs),
-                      "evaluated": selection.n if selection is not None and split == task.test_split
-                      else len(docs)}
+        out[split] = {
+            "n": len(docs),
+            "sha256": fingerprint_records(d.fields for d in docs),
+            "evaluated": selection.n
+            if selection is not None and split == task.test_split
+            else len(docs),
+        }
     return out

@@ -7,6 +7,7 @@ engine callers use directly (the lm-eval adapter, the builders' LLM stages, the 
 order (every option, the model's files, the tasks and their data, the output folder — all before
 the model loads or anything is written), the same run folders, the same cache keys.
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,44 +31,66 @@ def check_adapter(adapter: str | None) -> None:
     if not adapter:
         return
     from negbench.errors import ModelError
+
     path = Path(adapter).expanduser()
     if path.exists() or adapter.startswith((".", "/", "~")):
         if not (path / "adapter_config.json").is_file():
-            raise ModelError(f"no adapter_config.json in {path}", where="--adapter",
-                             fix="give the folder a PEFT LoRA training run saved "
-                                 "(save_pretrained), or a hub id")
+            raise ModelError(
+                f"no adapter_config.json in {path}",
+                where="--adapter",
+                fix="give the folder a PEFT LoRA training run saved (save_pretrained), or a hub id",
+            )
     elif adapter.count("/") != 1:
-        raise ModelError(f"adapter not found: {adapter}", where="--adapter",
-                         fix="give a local adapter folder or a hub id org/name")
+        raise ModelError(
+            f"adapter not found: {adapter}",
+            where="--adapter",
+            fix="give a local adapter folder or a hub id org/name",
+        )
 
 
 def check_chat_options(chat: bool, system_prompt: str | None, chat_layout: str) -> None:
     if not chat and (system_prompt is not None or chat_layout != "lm-eval"):
         from negbench.errors import OptionError
-        raise OptionError("--system-prompt and --chat-layout shape the chat prompt, but --chat "
-                          "is not given", where="--system-prompt / --chat-layout",
-                          fix="add --chat, or drop those options")
+
+        raise OptionError(
+            "--system-prompt and --chat-layout shape the chat prompt, but --chat is not given",
+            where="--system-prompt / --chat-layout",
+            fix="add --chat, or drop those options",
+        )
 
 
-def cluster_options(ray: Any, spec: ModelSpec, workers: int | None = None,
-                    cpus: float | None = None, gpus: float | None = None):
+def cluster_options(
+    ray: Any,
+    spec: ModelSpec,
+    workers: int | None = None,
+    cpus: float | None = None,
+    gpus: float | None = None,
+):
     """The checked Ray options (None without ``ray``), before anything is loaded: ray must be
     installed and the model a local decoder-only one.  ``ray``: ``auto``, ``HOST:PORT``,
     ``local[:N]`` or a :class:`negbench.evaluation.cluster.ClusterOptions`."""
     from negbench.evaluation.cluster import ClusterOptions, parse_options, require_ray
     from negbench.errors import OptionError
+
     opts = ray if isinstance(ray, ClusterOptions) else parse_options(ray, workers, cpus, gpus)
     if opts is None:
         return None
     require_ray()
     if spec.is_api:
-        raise OptionError("--ray spreads local models over workers; a served model is already "
-                          "remote", where="--ray", fix="drop --ray (use --concurrency instead)")
+        raise OptionError(
+            "--ray spreads local models over workers; a served model is already remote",
+            where="--ray",
+            fix="drop --ray (use --concurrency instead)",
+        )
     from negbench.backends.registry import is_encoder_decoder
+
     if is_encoder_decoder(spec):
-        raise OptionError("--ray spreads decoder-only models; encoder-decoder models (T5) are "
-                          "scored request by request in one process", where="--ray",
-                          fix="drop --ray for this model")
+        raise OptionError(
+            "--ray spreads decoder-only models; encoder-decoder models (T5) are "
+            "scored request by request in one process",
+            where="--ray",
+            fix="drop --ray for this model",
+        )
     return opts
 
 
@@ -75,11 +98,21 @@ def cluster_options(ray: Any, spec: ModelSpec, workers: int | None = None,
 MAX_FOLDER_NAME = 120
 
 
-def run_folder_name(model: str, tasks: list[str], *, modes: list[str] | None = None,
-                    shots: list[int] | None = None, seeds: list[int] | None = None,
-                    protocol: bool = False, limit: int | None = None, sample: int | None = None,
-                    sample_seed: int = 0, adapter: str | None = None, chat: bool = False,
-                    other: dict[str, Any] | None = None) -> str:
+def run_folder_name(
+    model: str,
+    tasks: list[str],
+    *,
+    modes: list[str] | None = None,
+    shots: list[int] | None = None,
+    seeds: list[int] | None = None,
+    protocol: bool = False,
+    limit: int | None = None,
+    sample: int | None = None,
+    sample_seed: int = 0,
+    adapter: str | None = None,
+    chat: bool = False,
+    other: dict[str, Any] | None = None,
+) -> str:
     """The default run folder name: ``<model>__<tasks>`` and, joined by ``__``, what differs from
     the defaults — ``modes-…``, ``shots-…``, ``seeds-…``, ``protocol``, ``limit-N``,
     ``sample-N-seed-S``, ``adapter-…``, ``chat`` and a short hash of any other setting that can
@@ -94,6 +127,7 @@ def run_folder_name(model: str, tasks: list[str], *, modes: list[str] | None = N
 
     def join(xs) -> str:
         return "+".join(safe_name(str(x)) for x in xs)
+
     base = f"{model}__" + "+".join(slug(t) for t in tasks)
     parts = []
     if modes:
@@ -118,7 +152,7 @@ def run_folder_name(model: str, tasks: list[str], *, modes: list[str] | None = N
     name = "__".join([base] + parts)
     if len(name) > MAX_FOLDER_NAME:
         digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-        name = base[:MAX_FOLDER_NAME - 12].rstrip("_+-.") + "__" + digest
+        name = base[: MAX_FOLDER_NAME - 12].rstrip("_+-.") + "__" + digest
     return name
 
 
@@ -129,47 +163,82 @@ class Session:
     Ray); the model itself loads on first use.  Use it as a context manager, or call
     :meth:`close` (an API server or a vLLM process it started is stopped, the Ray pool left)."""
 
-    def __init__(self, model: "str | ModelSpec" = DEFAULT_MODEL, *, dtype: str = "auto",
-                 device: str = "auto", quantize: str | None = None, adapter: str | None = None,
-                 max_length: int | None = None, threads: int | None = None,
-                 add_bos: "str | bool" = "auto", tokenizer: str | None = None,
-                 api_key_env: str | None = None, concurrency: int = 4,
-                 rate_limit: float | None = None, max_retries: int = 6, timeout: float = 120.0,
-                 api_seed: int = 0, vllm_args: Sequence[str] = (), cache: Any = True,
-                 batch_size: int = 32, max_row_tokens: int | None = None,
-                 max_batch_tokens: int | None = None, share_prefix: bool = True,
-                 group_tokens: int | None = None, ray: Any = None,
-                 ray_workers: int | None = None, ray_cpus_per_worker: float | None = None,
-                 ray_gpus_per_worker: float | None = None, progress: bool = True,
-                 log: Callable[[str], None] = _stderr):
+    def __init__(
+        self,
+        model: "str | ModelSpec" = DEFAULT_MODEL,
+        *,
+        dtype: str = "auto",
+        device: str = "auto",
+        quantize: str | None = None,
+        adapter: str | None = None,
+        max_length: int | None = None,
+        threads: int | None = None,
+        add_bos: "str | bool" = "auto",
+        tokenizer: str | None = None,
+        api_key_env: str | None = None,
+        concurrency: int = 4,
+        rate_limit: float | None = None,
+        max_retries: int = 6,
+        timeout: float = 120.0,
+        api_seed: int = 0,
+        vllm_args: Sequence[str] = (),
+        cache: Any = True,
+        batch_size: int = 32,
+        max_row_tokens: int | None = None,
+        max_batch_tokens: int | None = None,
+        share_prefix: bool = True,
+        group_tokens: int | None = None,
+        ray: Any = None,
+        ray_workers: int | None = None,
+        ray_cpus_per_worker: float | None = None,
+        ray_gpus_per_worker: float | None = None,
+        progress: bool = True,
+        log: Callable[[str], None] = _stderr,
+    ):
         self.spec = ModelSpec.parse(model)
         self.log = log
         quantize = None if quantize in (None, "none") else quantize
-        if isinstance(add_bos, str):                  # the command line's auto / yes / no
+        if isinstance(add_bos, str):  # the command line's auto / yes / no
             add_bos = {"yes": True, "no": False}.get(add_bos, add_bos)
         self.backend_options: dict[str, Any] = {
-            "dtype": dtype, "device": device, "adapter": adapter, "max_length": max_length,
-            "threads": threads, "add_bos": add_bos}
-        if quantize:                                  # checked before anything loads or is written
+            "dtype": dtype,
+            "device": device,
+            "adapter": adapter,
+            "max_length": max_length,
+            "threads": threads,
+            "add_bos": add_bos,
+        }
+        if quantize:  # checked before anything loads or is written
             from negbench.backends.hf import check_quantize
             from negbench.backends.registry import check_quantize_spec
+
             check_quantize_spec(self.spec, quantize)
             self.backend_options["quantize"] = check_quantize(quantize, device)
         self.engine_options: dict[str, Any] = {
-            "batch_size": batch_size, "max_row_tokens": max_row_tokens,
-            "max_batch_tokens": max_batch_tokens, "share_prefix": share_prefix}
+            "batch_size": batch_size,
+            "max_row_tokens": max_row_tokens,
+            "max_batch_tokens": max_batch_tokens,
+            "share_prefix": share_prefix,
+        }
         if group_tokens is not None:
             self.engine_options["group_tokens"] = group_tokens
-        self.ray = cluster_options(ray, self.spec, ray_workers, ray_cpus_per_worker,
-                                   ray_gpus_per_worker)
-        self.api_options = {"tokenizer": tokenizer, "api_key_env": api_key_env,
-                            "concurrency": concurrency, "rate_limit": rate_limit,
-                            "max_retries": max_retries, "timeout": timeout, "seed": api_seed,
-                            "vllm_args": tuple(vllm_args)}
+        self.ray = cluster_options(
+            ray, self.spec, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker
+        )
+        self.api_options = {
+            "tokenizer": tokenizer,
+            "api_key_env": api_key_env,
+            "concurrency": concurrency,
+            "rate_limit": rate_limit,
+            "max_retries": max_retries,
+            "timeout": timeout,
+            "seed": api_seed,
+            "vllm_args": tuple(vllm_args),
+        }
         self.cache_setting = cache
         self.progress = progress
         if not self.spec.is_api:
-            self.spec.source()                        # the model exists (no weights read yet)
+            self.spec.source()  # the model exists (no weights read yet)
         check_adapter(adapter)
         self._backend: Any = None
         self._engine: Any = None
@@ -183,11 +252,13 @@ class Session:
         """The response cache (None without one), opened on first use."""
         if not self._cache_opened:
             from negbench.core.cache import ResponseCache
+
             c = self.cache_setting
             if c is None or c is False:
                 self._cache = None
             else:
                 from negbench.backends.sources import cache_root
+
                 path = cache_root() / "responses.sqlite" if c is True or c == "default" else c
                 self._cache = ResponseCache(path)
             self._cache_opened = True
@@ -204,10 +275,14 @@ class Session:
     def engine(self):
         if self._engine is None:
             from negbench.core.engine import Engine, EngineConfig
+
             backend = self.backend
-            self._engine = Engine(backend, self.cache,
-                                  EngineConfig(progress=self.progress, **self.engine_options),
-                                  pool=self._pool)
+            self._engine = Engine(
+                backend,
+                self.cache,
+                EngineConfig(progress=self.progress, **self.engine_options),
+                pool=self._pool,
+            )
         return self._engine
 
     @property
@@ -215,16 +290,21 @@ class Session:
         return self._backend is not None
 
     def _open(self) -> None:
-        self.cache                                    # noqa: B018  (opened before the model)
-        if self.ray is not None:                      # join the cluster before any model loads
+        self.cache  # noqa: B018  (opened before the model)
+        if self.ray is not None:  # join the cluster before any model loads
             from negbench.evaluation.cluster import RayPool, worker_spec
+
             pool = RayPool(self.ray)
             try:
                 pool.connect()
-                self.log(f"ray: {pool.n_workers} worker(s) on {self.ray.address}, loading "
-                         f"{self.spec}")
-                wkw = dict(self.backend_options, threads=self.backend_options["threads"]
-                           or max(1, int(self.ray.cpus_per_worker)))
+                self.log(
+                    f"ray: {pool.n_workers} worker(s) on {self.ray.address}, loading {self.spec}"
+                )
+                wkw = dict(
+                    self.backend_options,
+                    threads=self.backend_options["threads"]
+                    or max(1, int(self.ray.cpus_per_worker)),
+                )
                 pool.start(worker_spec(self.spec.raw, wkw))
             except BaseException:
                 pool.close()
@@ -241,31 +321,52 @@ class Session:
 
     def _make_backend(self):
         from negbench.backends.registry import open_backend
+
         transport = None
         if self.spec.is_api:
             from negbench.backends.api_common import TransportConfig
+
             a = self.api_options
-            transport = TransportConfig(concurrency=a["concurrency"], rate_limit=a["rate_limit"],
-                                        max_retries=a["max_retries"], timeout=a["timeout"],
-                                        seed=a["seed"])
-        return open_backend(self.spec, **self.backend_options,
-                            tokenizer=self.api_options["tokenizer"],
-                            api_key_env=self.api_options["api_key_env"], transport=transport,
-                            vllm_args=self.api_options["vllm_args"] or ())
+            transport = TransportConfig(
+                concurrency=a["concurrency"],
+                rate_limit=a["rate_limit"],
+                max_retries=a["max_retries"],
+                timeout=a["timeout"],
+                seed=a["seed"],
+            )
+        return open_backend(
+            self.spec,
+            **self.backend_options,
+            tokenizer=self.api_options["tokenizer"],
+            api_key_env=self.api_options["api_key_env"],
+            transport=transport,
+            vllm_args=self.api_options["vllm_args"] or (),
+        )
 
     def run(self, requests: list, desc: str = "requests") -> list:
         """Answers to engine requests (:mod:`negbench.core.requests`), deduplicated and cached."""
         return self.engine.run(requests, desc=desc)
 
     # -- evaluations -------------------------------------------------------------------------------
-    def evaluate(self, tasks: "str | Sequence[str]" = ("negation-mini",), *,
-                 modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
-                 seeds: Sequence[int] | None = None, limit: int | None = None,
-                 sample: int | None = None, sample_seed: int = 0,
-                 protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
-                 chat_layout: str = "lm-eval", output: "str | Path | None" = None,
-                 overwrite: bool = False, shard_size: int = 20_000,
-                 report_to: Sequence[str] = ()):
+    def evaluate(
+        self,
+        tasks: "str | Sequence[str]" = ("negation-mini",),
+        *,
+        modes: Sequence[str] | None = None,
+        shots: Sequence[int] | None = None,
+        seeds: Sequence[int] | None = None,
+        limit: int | None = None,
+        sample: int | None = None,
+        sample_seed: int = 0,
+        protocol: bool = False,
+        chat: bool = False,
+        system_prompt: str | None = None,
+        chat_layout: str = "lm-eval",
+        output: "str | Path | None" = None,
+        overwrite: bool = False,
+        shard_size: int = 20_000,
+        report_to: Sequence[str] = (),
+    ):
         """Evaluate the session's model on ``tasks`` (names, ``.jsonl`` or ``.yaml`` task
         files) and return :class:`~negbench.evaluation.results.Results`.  With ``output`` the run
         folder is written as ``negbench run --output`` writes it (a killed run resumes; a
@@ -276,27 +377,45 @@ class Session:
         from negbench.evaluation.results import Results
         from negbench.evaluation.runner import RunConfig, evaluate, prepare, run_identity
         from negbench.evaluation.store import RunTarget
+
         check_chat_options(chat, system_prompt, chat_layout)
-        if report_to:                                 # installed, logged in: before the model
+        if report_to:  # installed, logged in: before the model
             from negbench.integrations.tracking import check_trackers
+
             if output is None:
                 from negbench.errors import OptionError
-                raise OptionError("experiment trackers log a run folder, but no output is given",
-                                  where="report_to", fix="give output=… (a run folder)")
+
+                raise OptionError(
+                    "experiment trackers log a run folder, but no output is given",
+                    where="report_to",
+                    fix="give output=… (a run folder)",
+                )
             check_trackers(list(report_to))
-        cfg = RunConfig(model=self.spec.raw, tasks=_names(tasks), modes=_opt(modes),
-                        shots=_opt(shots), seeds=_opt(seeds), limit=limit, sample=sample,
-                        sample_seed=sample_seed, protocol=protocol,
-                        chat=chat, system_prompt=system_prompt, chat_layout=chat_layout,
-                        backend=dict(self.backend_options), engine=dict(self.engine_options),
-                        shard_size=shard_size)
-        plan = prepare(cfg)                           # tasks, modes, data files, few-shot pools
+        cfg = RunConfig(
+            model=self.spec.raw,
+            tasks=_names(tasks),
+            modes=_opt(modes),
+            shots=_opt(shots),
+            seeds=_opt(seeds),
+            limit=limit,
+            sample=sample,
+            sample_seed=sample_seed,
+            protocol=protocol,
+            chat=chat,
+            system_prompt=system_prompt,
+            chat_layout=chat_layout,
+            backend=dict(self.backend_options),
+            engine=dict(self.engine_options),
+            shard_size=shard_size,
+        )
+        plan = prepare(cfg)  # tasks, modes, data files, few-shot pools
         target = RunTarget(output, run_identity(cfg), overwrite=overwrite) if output else None
-        self.cache                                    # noqa: B018  (opened before the model)
+        self.cache  # noqa: B018  (opened before the model)
         backend = self.backend
-        if self.spec.is_api:                          # e.g. no prompt log-probabilities: say so now
-            backend.check_kinds({u.unit.task.mode(u.unit.mode).formulation.kind
-                                 for u in plan.units})
+        if self.spec.is_api:  # e.g. no prompt log-probabilities: say so now
+            backend.check_kinds(
+                {u.unit.task.mode(u.unit.mode).formulation.kind for u in plan.units}
+            )
         engine = self.engine
         samples: dict[str, list[dict]] | None = None
         if target is not None:
@@ -311,6 +430,7 @@ class Session:
             target.commit()
             if report_to:
                 from negbench.integrations.tracking import log_run
+
                 for line in log_run(data, target.final, list(report_to)):
                     self.log(line)
         else:
@@ -337,6 +457,7 @@ class Session:
 def _names(tasks: "str | Sequence[str]") -> list[str]:
     if isinstance(tasks, str):
         from negbench.options import names
+
         return names(tasks)
     return [str(t) for t in tasks]
 
@@ -345,15 +466,26 @@ def _opt(values: Sequence | None) -> list | None:
     return None if values is None else list(values)
 
 
-def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
-             tasks: "str | Sequence[str]" = ("negation-mini",), *,
-             modes: Sequence[str] | None = None, shots: Sequence[int] | None = None,
-             seeds: Sequence[int] | None = None, limit: int | None = None,
-             sample: int | None = None, sample_seed: int = 0,
-             protocol: bool = False, chat: bool = False, system_prompt: str | None = None,
-             chat_layout: str = "lm-eval", output: "str | Path | None" = None,
-             overwrite: bool = False, shard_size: int = 20_000,
-             report_to: Sequence[str] = (), **options: Any):
+def evaluate(
+    model: "str | ModelSpec" = DEFAULT_MODEL,
+    tasks: "str | Sequence[str]" = ("negation-mini",),
+    *,
+    modes: Sequence[str] | None = None,
+    shots: Sequence[int] | None = None,
+    seeds: Sequence[int] | None = None,
+    limit: int | None = None,
+    sample: int | None = None,
+    sample_seed: int = 0,
+    protocol: bool = False,
+    chat: bool = False,
+    system_prompt: str | None = None,
+    chat_layout: str = "lm-eval",
+    output: "str | Path | None" = None,
+    overwrite: bool = False,
+    shard_size: int = 20_000,
+    report_to: Sequence[str] = (),
+    **options: Any,
+):
     """Evaluate ``model`` on ``tasks`` in a session of its own, and return
     :class:`~negbench.evaluation.results.Results` (see :meth:`Session.evaluate`).
 
@@ -364,10 +496,23 @@ def evaluate(model: "str | ModelSpec" = DEFAULT_MODEL,
     ``max_row_tokens``, ``max_batch_tokens``, ``share_prefix``, ``group_tokens``, ``progress``)
     and ``ray`` (``ray_workers`` …)."""
     with Session(model, **options) as session:
-        return session.evaluate(tasks, modes=modes, shots=shots, seeds=seeds, limit=limit,
-                                sample=sample, sample_seed=sample_seed, protocol=protocol, chat=chat, system_prompt=system_prompt,
-                                chat_layout=chat_layout, output=output, overwrite=overwrite,
-                                shard_size=shard_size, report_to=report_to)
+        return session.evaluate(
+            tasks,
+            modes=modes,
+            shots=shots,
+            seeds=seeds,
+            limit=limit,
+            sample=sample,
+            sample_seed=sample_seed,
+            protocol=protocol,
+            chat=chat,
+            system_prompt=system_prompt,
+            chat_layout=chat_layout,
+            output=output,
+            overwrite=overwrite,
+            shard_size=shard_size,
+            report_to=report_to,
+        )
 
 
 def open_model(model: "str | ModelSpec" = DEFAULT_MODEL, **options: Any) -> Session:

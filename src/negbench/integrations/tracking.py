@@ -25,6 +25,7 @@ Each tracker is an optional extra and is set up the way its own tools are:
 Everything is checked before the run starts (:func:`check_trackers`), so a missing package or
 login stops it before a model loads.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,15 +50,19 @@ def report_to(s: str) -> list[str]:
         return []
     bad = [x for x in names if x not in TRACKERS]
     if bad or not names:
-        raise argparse.ArgumentTypeError(f"unknown tracker {', '.join(bad) or repr(s)}; choose "
-                                         f"none or any of {', '.join(TRACKERS)} (comma-separated)")
+        raise argparse.ArgumentTypeError(
+            f"unknown tracker {', '.join(bad) or repr(s)}; choose "
+            f"none or any of {', '.join(TRACKERS)} (comma-separated)"
+        )
     return list(dict.fromkeys(names))
 
 
-REPORT_TO_HELP = ("log to experiment trackers, comma-separated: tensorboard, wandb, mlflow "
-                  "(default: none); each is an extra (pip install -c constraints.txt "
-                  "'negbench[tensorboard]') set up by its own environment variables "
-                  "(docs/tracking.md)")
+REPORT_TO_HELP = (
+    "log to experiment trackers, comma-separated: tensorboard, wandb, mlflow "
+    "(default: none); each is an extra (pip install -c constraints.txt "
+    "'negbench[tensorboard]') set up by its own environment variables "
+    "(docs/tracking.md)"
+)
 
 
 # -- checks before anything runs ------------------------------------------------------------------
@@ -76,45 +81,60 @@ def check_trackers(targets: list[str]) -> None:
 
 def _check_mlflow_store() -> None:
     import mlflow
+
     uri = mlflow.get_tracking_uri()
     scheme = uri.split(":", 1)[0].lower() if ":" in uri else "file"
-    if scheme in ("sqlite", "postgresql", "mysql", "mssql") and \
-            importlib.util.find_spec("sqlalchemy") is None:
-        raise OptionError(f"MLflow's tracking store {uri} is a database, which the MLflow "
-                          "client installed here (mlflow-skinny) cannot open (no SQLAlchemy)",
-                          where="--report-to mlflow (MLFLOW_TRACKING_URI)",
-                          fix="set MLFLOW_TRACKING_URI to a tracking server (http://HOST:5000), "
-                              "or pip install mlflow for a local database, or use a folder: "
-                              "MLFLOW_TRACKING_URI=file:./mlruns MLFLOW_ALLOW_FILE_STORE=true")
+    if (
+        scheme in ("sqlite", "postgresql", "mysql", "mssql")
+        and importlib.util.find_spec("sqlalchemy") is None
+    ):
+        raise OptionError(
+            f"MLflow's tracking store {uri} is a database, which the MLflow "
+            "client installed here (mlflow-skinny) cannot open (no SQLAlchemy)",
+            where="--report-to mlflow (MLFLOW_TRACKING_URI)",
+            fix="set MLFLOW_TRACKING_URI to a tracking server (http://HOST:5000), "
+            "or pip install mlflow for a local database, or use a folder: "
+            "MLFLOW_TRACKING_URI=file:./mlruns MLFLOW_ALLOW_FILE_STORE=true",
+        )
     if scheme == "file" and os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() not in (
-            "true", "1"):
-        raise OptionError(f"MLflow's tracking store {uri} is a folder, which MLflow accepts only "
-                          "with MLFLOW_ALLOW_FILE_STORE=true", where="--report-to mlflow "
-                          "(MLFLOW_TRACKING_URI)",
-                          fix="export MLFLOW_ALLOW_FILE_STORE=true, or set MLFLOW_TRACKING_URI "
-                              "to a tracking server (http://HOST:5000)")
+        "true",
+        "1",
+    ):
+        raise OptionError(
+            f"MLflow's tracking store {uri} is a folder, which MLflow accepts only "
+            "with MLFLOW_ALLOW_FILE_STORE=true",
+            where="--report-to mlflow (MLFLOW_TRACKING_URI)",
+            fix="export MLFLOW_ALLOW_FILE_STORE=true, or set MLFLOW_TRACKING_URI "
+            "to a tracking server (http://HOST:5000)",
+        )
 
 
 def _check_wandb_login() -> None:
     """A login where ``wandb login`` keeps it (``$WANDB_API_KEY``, an identity token file, or
     the W&B host's entry in ~/.netrc), unless W&B runs offline."""
     mode = os.environ.get("WANDB_MODE", "").lower()
-    if mode in ("offline", "disabled", "dryrun") or os.environ.get("WANDB_API_KEY") or \
-            os.environ.get("WANDB_IDENTITY_TOKEN_FILE"):
+    if (
+        mode in ("offline", "disabled", "dryrun")
+        or os.environ.get("WANDB_API_KEY")
+        or os.environ.get("WANDB_IDENTITY_TOKEN_FILE")
+    ):
         return
     import netrc
     from urllib.parse import urlsplit
+
     host = urlsplit(os.environ.get("WANDB_BASE_URL") or "https://api.wandb.ai").hostname
     try:
         found = netrc.netrc(os.environ.get("NETRC")).authenticators(host or "") is not None
     except (OSError, netrc.NetrcParseError):
         found = False
     if not found:
-        raise OptionError(f"no Weights & Biases login found for {host} (WANDB_API_KEY, ~/.netrc)",
-                          where="--report-to wandb",
-                          fix="run 'wandb login' (or set WANDB_API_KEY), or set "
-                              "WANDB_MODE=offline to write the run under ./wandb and "
-                              "'wandb sync' it later")
+        raise OptionError(
+            f"no Weights & Biases login found for {host} (WANDB_API_KEY, ~/.netrc)",
+            where="--report-to wandb",
+            fix="run 'wandb login' (or set WANDB_API_KEY), or set "
+            "WANDB_MODE=offline to write the run under ./wandb and "
+            "'wandb sync' it later",
+        )
 
 
 # -- what is logged ---------------------------------------------------------------------------------
@@ -135,8 +155,9 @@ def metric_rows(results: dict) -> list[list]:
     rows = []
     for name, u in results["units"].items():
         for metric, v in _numbers(u.get("metrics") or {}):
-            rows.append([name, u.get("task"), u.get("mode"), u.get("shots"), u.get("seed"),
-                         metric, v])
+            rows.append(
+                [name, u.get("task"), u.get("mode"), u.get("shots"), u.get("seed"), metric, v]
+            )
     return rows
 
 
@@ -148,13 +169,15 @@ def scalars(results: dict) -> dict[str, float]:
 def run_config(results: dict, folder: str | Path | None = None) -> dict[str, Any]:
     """What made the run, flat: the command's settings, versions, commit, data fingerprints."""
     cfg = dict(results.get("config") or {})
-    out: dict[str, Any] = {k: cfg.get(k) for k in ("model", "tasks", "modes", "shots", "seeds",
-                                                    "limit", "protocol", "chat")}
+    out: dict[str, Any] = {
+        k: cfg.get(k)
+        for k in ("model", "tasks", "modes", "shots", "seeds", "limit", "protocol", "chat")
+    }
     for k, v in (cfg.get("backend") or {}).items():
         out[f"backend.{k}"] = v
     out["negbench"] = results.get("negbench")
     out["model.fingerprint"] = (results.get("model") or {}).get("fingerprint")
-    git = ((results.get("provenance") or {}).get("git") or {})
+    git = (results.get("provenance") or {}).get("git") or {}
     out["git.commit"] = git.get("commit")
     for task, splits in (results.get("datasets") or {}).items():
         for split, info in (splits or {}).items():
@@ -167,9 +190,10 @@ def run_config(results: dict, folder: str | Path | None = None) -> dict[str, Any
 
 def _markdown(head: list[str], rows: list[list]) -> str:
     cell = lambda v: "" if v is None else (f"{v:.6g}" if isinstance(v, float) else str(v))
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-                     + ["| " + " | ".join(cell(v).replace("|", "\\|") for v in r) + " |"
-                        for r in rows])
+    return "\n".join(
+        ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        + ["| " + " | ".join(cell(v).replace("|", "\\|") for v in r) + " |" for r in rows]
+    )
 
 
 # -- logging a finished run ------------------------------------------------------------------------
@@ -180,21 +204,27 @@ def log_run(results: dict, folder: str | Path, targets: list[str]) -> list[str]:
     done, failed = [], []
     for t in targets:
         try:
-            done.append({"tensorboard": _tensorboard, "wandb": _wandb,
-                         "mlflow": _mlflow}[t](results, folder, folder.name))
-        except Exception as exc:               # the tracker's own failure (network, store)
+            done.append(
+                {"tensorboard": _tensorboard, "wandb": _wandb, "mlflow": _mlflow}[t](
+                    results, folder, folder.name
+                )
+            )
+        except Exception as exc:  # the tracker's own failure (network, store)
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             failed.append(f"{t}: {type(exc).__name__}: {first}")
     if failed:
-        raise NegbenchError(f"the run is saved in {folder}, but logging it failed ("
-                            + "; ".join(failed) + ")", where="--report-to",
-                            fix="check the tracker's settings (docs/tracking.md); the run folder "
-                                "is complete and needs no rerun")
+        raise NegbenchError(
+            f"the run is saved in {folder}, but logging it failed (" + "; ".join(failed) + ")",
+            where="--report-to",
+            fix="check the tracker's settings (docs/tracking.md); the run folder "
+            "is complete and needs no rerun",
+        )
     return done
 
 
 def _tensorboard(results: dict, folder: Path, name: str) -> str:
     from torch.utils.tensorboard import SummaryWriter
+
     logdir = Path(os.environ.get("TENSORBOARD_LOGGING_DIR") or folder / "tensorboard")
     w = SummaryWriter(log_dir=str(logdir))
     try:
@@ -210,8 +240,14 @@ def _tensorboard(results: dict, folder: Path, name: str) -> str:
 
 def _wandb(results: dict, folder: Path, name: str) -> str:
     import wandb
-    run = wandb.init(project=os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT, name=name,
-                     job_type="evaluation", config=run_config(results, folder), reinit=True)
+
+    run = wandb.init(
+        project=os.environ.get("WANDB_PROJECT") or DEFAULT_PROJECT,
+        name=name,
+        job_type="evaluation",
+        config=run_config(results, folder),
+        reinit=True,
+    )
     try:
         run.log({"metrics": wandb.Table(columns=TABLE_COLUMNS, data=metric_rows(results))})
         run.summary.update(scalars(results))
@@ -227,18 +263,23 @@ _MLFLOW_KEY = re.compile(r"[^0-9A-Za-z_\-. /]")
 
 def _mlflow(results: dict, folder: Path, name: str) -> str:
     import mlflow
+
     if os.environ.get("MLFLOW_EXPERIMENT_ID"):
         mlflow.set_experiment(experiment_id=os.environ["MLFLOW_EXPERIMENT_ID"])
     else:
         mlflow.set_experiment(os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_PROJECT)
     with mlflow.start_run(run_name=name) as run:
-        mlflow.log_params({_MLFLOW_KEY.sub("_", k): ("" if v is None else str(v))[:6000]
-                           for k, v in run_config(results, folder).items()})
+        mlflow.log_params(
+            {
+                _MLFLOW_KEY.sub("_", k): ("" if v is None else str(v))[:6000]
+                for k, v in run_config(results, folder).items()
+            }
+        )
         mlflow.log_metrics({_MLFLOW_KEY.sub("_", k): v for k, v in scalars(results).items()})
         table = {c: [r[i] for r in metric_rows(results)] for i, c in enumerate(TABLE_COLUMNS)}
         try:
             mlflow.log_table(table, "negbench_metrics.json")
-        except ImportError:                    # log_table needs pandas
+        except ImportError:  # log_table needs pandas
             mlflow.log_dict(table, "negbench_metrics.json")
         for f in ("results.json", "config.json"):
             if (folder / f).is_file():
@@ -248,8 +289,9 @@ def _mlflow(results: dict, folder: Path, name: str) -> str:
 
 
 # -- a training --------------------------------------------------------------------------------------
-def trainer_settings(targets: list[str], out: str | Path, run_name: str
-                     ) -> tuple[dict[str, Any], list]:
+def trainer_settings(
+    targets: list[str], out: str | Path, run_name: str
+) -> tuple[dict[str, Any], list]:
     """``TrainingArguments`` keys and extra callbacks that send a training to ``targets``
     (transformers' own callbacks), with negbench's defaults where the user set none: TensorBoard
     logs in ``OUT/logs`` (the Trainer's default lies in the checkpoints folder, which is deleted
@@ -261,7 +303,8 @@ def trainer_settings(targets: list[str], out: str | Path, run_name: str
     if "tensorboard" in targets and not os.environ.get("TENSORBOARD_LOGGING_DIR"):
         from torch.utils.tensorboard import SummaryWriter
         from transformers.integrations import TensorBoardCallback
-        report.remove("tensorboard")           # its writer, in OUT/logs, given here instead
+
+        report.remove("tensorboard")  # its writer, in OUT/logs, given here instead
         callbacks.append(TensorBoardCallback(SummaryWriter(log_dir=str(Path(out) / "logs"))))
     if "wandb" in targets:
         os.environ.setdefault("WANDB_PROJECT", DEFAULT_PROJECT)
@@ -280,6 +323,8 @@ def _wandb_finisher():
     class WandbFinish(TrainerCallback):
         def on_train_end(self, args, state, control, **kwargs):
             import wandb
+
             if wandb.run is not None:
                 wandb.finish()
+
     return WandbFinish()

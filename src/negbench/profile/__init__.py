@@ -17,6 +17,7 @@
 
 Importing the package imports none of its modules (and no model code).
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,6 +31,7 @@ class _ProfileModule(types.ModuleType):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from negbench.profile.runner import profile
+
         return profile(*args, **kwargs)
 
 

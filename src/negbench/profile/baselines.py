@@ -11,6 +11,7 @@ else the distinct gold answers when they are few (ScoNe's generation modes); an 
 answer is outside the set (a CONDAQA span) can then be matched by neither baseline and counts
 0, as it counts wrong in the task's accuracy.  Both are computed from the data, never typed in.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -37,13 +38,13 @@ class Item:
 class Baseline:
     task: str
     mode: str
-    metric: str                      # the headline metric the baselines are floors of
-    n: int                           # items the metric counts
-    chance: float | None             # None: no options to pick from
-    majority: float | None           # None: no closed answer set
+    metric: str  # the headline metric the baselines are floors of
+    n: int  # items the metric counts
+    chance: float | None  # None: no options to pick from
+    majority: float | None  # None: no closed answer set
     majority_answer: str | None
-    labels: tuple[str, ...]          # the closed answer set (empty when there is none)
-    basis: str                       # where the options came from, or why a baseline is undefined
+    labels: tuple[str, ...]  # the closed answer set (empty when there is none)
+    basis: str  # where the options came from, or why a baseline is undefined
 
 
 def _norm(s: str) -> str:
@@ -63,8 +64,13 @@ def score_baselines(items: Iterable[Item]) -> Scores:
     with_options = [it for it in items if it.options]
     chance = None
     if len(with_options) == n:
-        chance = sum((1.0 / len(it.options)) if _norm(it.gold) in {_norm(o) for o in it.options} else 0.0
-                     for it in items) / n
+        chance = (
+            sum(
+                (1.0 / len(it.options)) if _norm(it.gold) in {_norm(o) for o in it.options} else 0.0
+                for it in items
+            )
+            / n
+        )
     labels: dict[str, str] = {}
     for it in with_options:
         for o in it.options:
@@ -72,17 +78,19 @@ def score_baselines(items: Iterable[Item]) -> Scores:
     if not with_options or len(labels) > MAX_LABELS:
         return n, chance, None, None, ()
     counts = Counter(_norm(it.gold) for it in items)
-    best = max(labels, key=lambda lab: counts.get(lab, 0))        # ties: the first label
+    best = max(labels, key=lambda lab: counts.get(lab, 0))  # ties: the first label
     return n, chance, counts.get(best, 0) / n, labels[best], tuple(labels.values())
 
 
-def items_for(task: str, mode: str, docs: Sequence["Doc"] | None = None,
-              limit: int | None = None) -> tuple[list[Item], str]:
+def items_for(
+    task: str, mode: str, docs: Sequence["Doc"] | None = None, limit: int | None = None
+) -> tuple[list[Item], str]:
     """The evaluated items of ``task`` in ``mode`` as :class:`Item` (the mode's own rendering and
     record filter), and where their options come from.  ``docs``: the records to use (e.g. a
     profile's subset), else the task's test split (its first ``limit`` records)."""
     from negbench.evaluation.formulations import Generation
     from negbench.tasks import get_task
+
     t = get_task(task)
     spec = t.mode(mode)
     if docs is None:
@@ -95,7 +103,7 @@ def items_for(task: str, mode: str, docs: Sequence["Doc"] | None = None,
     kept = []
     for d in docs:
         r = spec.render(d)
-        if r.gold is None:                     # excluded from the mode's metrics (e.g. spans)
+        if r.gold is None:  # excluded from the mode's metrics (e.g. spans)
             continue
         gold = r.choices[r.gold] if isinstance(r.gold, int) else str(r.gold)
         out.append(Item(tuple(r.choices), gold))
@@ -103,22 +111,28 @@ def items_for(task: str, mode: str, docs: Sequence["Doc"] | None = None,
     if not out or any(it.options for it in out) or not isinstance(spec.formulation, Generation):
         return out, f"the options of mode '{mode}'"
     # an open generation mode: the task's label set, if its golds are labels
-    label_spec = next((m for m in t.modes.values() if not isinstance(m.formulation, Generation)), None)
+    label_spec = next(
+        (m for m in t.modes.values() if not isinstance(m.formulation, Generation)), None
+    )
     if label_spec is not None:
         labelled = [Item(tuple(label_spec.render(d).choices), it.gold) for d, it in zip(kept, out)]
         covered = sum(_norm(it.gold) in {_norm(o) for o in it.options} for it in labelled)
         if covered * 2 >= len(labelled):
-            return labelled, ("the label set of the task's log-likelihood mode (the generation "
-                              "mode offers no options)")
+            return labelled, (
+                "the label set of the task's log-likelihood mode (the generation "
+                "mode offers no options)"
+            )
     golds = tuple(dict.fromkeys(it.gold for it in out))
     if len(golds) <= MAX_LABELS:
-        return [Item(golds, it.gold) for it in out], ("the distinct gold answers (the mode offers "
-                                                      "no options)")
+        return [Item(golds, it.gold) for it in out], (
+            "the distinct gold answers (the mode offers no options)"
+        )
     return out, "no options"
 
 
-def baseline(task: str, mode: str, docs: Sequence["Doc"] | None = None,
-             limit: int | None = None) -> Baseline:
+def baseline(
+    task: str, mode: str, docs: Sequence["Doc"] | None = None, limit: int | None = None
+) -> Baseline:
     """Chance and majority of the headline metric of ``task`` in ``mode`` on its evaluated
     items (see :func:`items_for`)."""
     items, basis = items_for(task, mode, docs, limit)
@@ -128,5 +142,7 @@ def baseline(task: str, mode: str, docs: Sequence["Doc"] | None = None,
     elif majority is None:
         basis += "; majority is undefined (each item's options are its own texts)"
     from negbench.tasks import get_task
-    return Baseline(task, mode, get_task(task).headline(mode), n, chance, majority, answer, labels,
-                    basis)
+
+    return Baseline(
+        task, mode, get_task(task).headline(mode), n, chance, majority, answer, labels, basis
+    )

@@ -14,6 +14,7 @@ The page (``compare.html``: tables, both figures with every model, the compariso
 flipped items, the per-sample browser of every model), ``compare.md`` and ``compare.json`` go to
 ``--out``.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,11 +23,16 @@ from pathlib import Path
 from typing import Sequence
 
 from negbench.errors import NegbenchError, OutputError
-from negbench.profile.page import (HeadlineRow, ProfileView, pct, glance_plot, phenomena_plot,
-                                   view)
+from negbench.profile.page import HeadlineRow, ProfileView, pct, glance_plot, phenomena_plot, view
 from negbench.profile.phenomena import Phenomenon, paired_items
-from negbench.report.compare import (BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, compare_runs, mcnemar,
-                                     p_text, paired_bootstrap)
+from negbench.report.compare import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    compare_runs,
+    mcnemar,
+    p_text,
+    paired_bootstrap,
+)
 from negbench.report.tables import Cell, Column, Row, Table
 
 SCHEMA = "negbench.profile-compare/1"
@@ -46,7 +52,7 @@ class Moved:
     mcnemar_p: float | None = None
     bootstrap_p: float | None = None
     ci: tuple[float, float] | None = None
-    gap_a: float | None = None          # the contrast's Δ (condition − reference) in A and B
+    gap_a: float | None = None  # the contrast's Δ (condition − reference) in A and B
     gap_b: float | None = None
     significant: bool = False
     tested: bool = False
@@ -58,8 +64,8 @@ class Moved:
 @dataclass
 class ProfileComparison:
     views: list[ProfileView]
-    comparisons: list[dict]                        # compare_runs against the first, in order
-    moved: list[list[Moved]]                       # per other profile
+    comparisons: list[dict]  # compare_runs against the first, in order
+    moved: list[list[Moved]]  # per other profile
     warnings: list[str] = field(default_factory=list)
     settings: dict = field(default_factory=dict)
 
@@ -68,16 +74,29 @@ class ProfileComparison:
         return [v.run.label for v in self.views]
 
     def to_dict(self) -> dict:
-        return {"schema": SCHEMA,
-                "profiles": [{"label": v.run.label, "folder": str(v.run.path),
-                              "model": v.manifest.get("model"), "adapter": v.manifest.get("adapter"),
-                              "preset": v.manifest.get("preset"),
-                              "headline": [r.to_dict() for r in v.rows]} for v in self.views],
-                "comparisons": [{k: x for k, x in c.items() if not k.startswith("_")}
-                                for c in self.comparisons],
-                "phenomena": [{"a": self.labels[0], "b": self.labels[i + 1],
-                               "rows": [m.to_dict() for m in ms]} for i, ms in enumerate(self.moved)],
-                "settings": self.settings, "warnings": self.warnings}
+        return {
+            "schema": SCHEMA,
+            "profiles": [
+                {
+                    "label": v.run.label,
+                    "folder": str(v.run.path),
+                    "model": v.manifest.get("model"),
+                    "adapter": v.manifest.get("adapter"),
+                    "preset": v.manifest.get("preset"),
+                    "headline": [r.to_dict() for r in v.rows],
+                }
+                for v in self.views
+            ],
+            "comparisons": [
+                {k: x for k, x in c.items() if not k.startswith("_")} for c in self.comparisons
+            ],
+            "phenomena": [
+                {"a": self.labels[0], "b": self.labels[i + 1], "rows": [m.to_dict() for m in ms]}
+                for i, ms in enumerate(self.moved)
+            ],
+            "settings": self.settings,
+            "warnings": self.warnings,
+        }
 
 
 def _labels(views: Sequence[ProfileView]) -> None:
@@ -89,16 +108,27 @@ def _labels(views: Sequence[ProfileView]) -> None:
             v.run.label = f"{v.run.label} [{v.run.path.name}]"
 
 
-def compare_profiles(folders: Sequence[str | Path], *, labels: Sequence[str | None] | None = None,
-                     n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                     alpha: float = 0.05, force: bool = False) -> ProfileComparison:
+def compare_profiles(
+    folders: Sequence[str | Path],
+    *,
+    labels: Sequence[str | None] | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    alpha: float = 0.05,
+    force: bool = False,
+) -> ProfileComparison:
     """Compare profiles, each against the first (nothing is written)."""
     if len(folders) < 2:
-        raise OutputError("profile compare needs two or more profile folders", where="PROFILE",
-                          fix="negbench profile compare A B [C …]")
+        raise OutputError(
+            "profile compare needs two or more profile folders",
+            where="PROFILE",
+            fix="negbench profile compare A B [C …]",
+        )
     labels = list(labels or [])
-    views = [view(f, index=i, label=labels[i] if i < len(labels) else None)
-             for i, f in enumerate(folders)]
+    views = [
+        view(f, index=i, label=labels[i] if i < len(labels) else None)
+        for i, f in enumerate(folders)
+    ]
     _labels(views)
     base = views[0]
     comparisons: list[dict] = []
@@ -106,25 +136,35 @@ def compare_profiles(folders: Sequence[str | Path], *, labels: Sequence[str | No
     warnings: list[str] = []
     for i, v in enumerate(views[1:], 1):
         try:
-            c = compare_runs(base.run, v.run, n_resamples=n_resamples, seed=seed, alpha=alpha,
-                             force=force)
+            c = compare_runs(
+                base.run, v.run, n_resamples=n_resamples, seed=seed, alpha=alpha, force=force
+            )
         except NegbenchError as exc:
-            warnings.append(f"{v.run.label} not compared item by item with {base.run.label}: {exc.what}")
+            warnings.append(
+                f"{v.run.label} not compared item by item with {base.run.label}: {exc.what}"
+            )
             moved.append(_moved(base, v, n_resamples, seed, alpha))
             continue
         c["_id"] = f"cmp{len(comparisons)}"
         comparisons.append(c)
         warnings += [f"{v.run.label}: {w}" for w in c.get("warnings", [])]
         moved.append(_moved(base, v, n_resamples, seed, alpha))
-    return ProfileComparison(views, comparisons, moved, warnings,
-                             {"bootstrap_resamples": n_resamples, "seed": seed, "alpha": alpha})
+    return ProfileComparison(
+        views,
+        comparisons,
+        moved,
+        warnings,
+        {"bootstrap_resamples": n_resamples, "seed": seed, "alpha": alpha},
+    )
 
 
 def _key(p: Phenomenon) -> tuple:
     return p.benchmark, p.name, p.condition.label
 
 
-def _moved(a: ProfileView, b: ProfileView, n_resamples: int, seed: int, alpha: float) -> list[Moved]:
+def _moved(
+    a: ProfileView, b: ProfileView, n_resamples: int, seed: int, alpha: float
+) -> list[Moved]:
     """Each phenomenon condition of ``b`` against ``a``: Δ, and the paired tests on its items."""
     theirs = {_key(p): p for p in b.phen}
     out = []
@@ -132,8 +172,16 @@ def _moved(a: ProfileView, b: ProfileView, n_resamples: int, seed: int, alpha: f
         pb = theirs.get(_key(pa))
         if pb is None:
             continue
-        m = Moved(pa.benchmark, pa.name, pa.condition.label, pa.condition.value, pb.condition.value,
-                  pb.condition.value - pa.condition.value, gap_a=pa.delta, gap_b=pb.delta)
+        m = Moved(
+            pa.benchmark,
+            pa.name,
+            pa.condition.label,
+            pa.condition.value,
+            pb.condition.value,
+            pb.condition.value - pa.condition.value,
+            gap_a=pa.delta,
+            gap_b=pb.delta,
+        )
         if pa.condition.per_item() and pa.condition.ref.units == pb.condition.ref.units:
             xa, xb, ids = paired_items(a.run, b.run, pa.condition.ref)
             if xa:
@@ -143,10 +191,14 @@ def _moved(a: ProfileView, b: ProfileView, n_resamples: int, seed: int, alpha: f
                 m.bootstrap_p = boot["p"]
                 m.ci = (100 * boot["ci_low"], 100 * boot["ci_high"])
                 if all(x in (0.0, 1.0) for x in xa + xb):
-                    mc = mcnemar(sum(1 for x, y in zip(xa, xb) if y < x),
-                                 sum(1 for x, y in zip(xa, xb) if y > x))
+                    mc = mcnemar(
+                        sum(1 for x, y in zip(xa, xb) if y < x),
+                        sum(1 for x, y in zip(xa, xb) if y > x),
+                    )
                     m.mcnemar_p = mc["exact_p"]
-                m.significant = bool(boot["p"] < alpha and (m.mcnemar_p is None or m.mcnemar_p < alpha))
+                m.significant = bool(
+                    boot["p"] < alpha and (m.mcnemar_p is None or m.mcnemar_p < alpha)
+                )
         out.append(m)
     return out
 
@@ -158,16 +210,25 @@ def _hkey(r: HeadlineRow) -> tuple:
 
 def headline_compare_table(pc: ProfileComparison) -> Table:
     labels = pc.labels
-    cols = [Column(("metric",)), Column(("n",))] + [Column((lab,), f"score:{lab}") for lab in labels]
+    cols = [Column(("metric",)), Column(("n",))] + [
+        Column((lab,), f"score:{lab}") for lab in labels
+    ]
     for lab in labels[1:]:
-        cols += [Column((f"{lab} − {labels[0]}", "Δ"), f"delta:{lab}"),
-                 Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}")]
-    t = Table("profile-compare-headline", "Headline scores, side by side", "profile",
-              ["benchmark", "mode · shots"], cols,
-              caption="Scores in % (AccChg in points). Δ against the first profile; p: paired "
-                      "bootstrap over documents of the per-item score behind the headline "
-                      "(the 'Comparisons' section below has McNemar's test and the flipped items). "
-                      "Click a score to list its items.")
+        cols += [
+            Column((f"{lab} − {labels[0]}", "Δ"), f"delta:{lab}"),
+            Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}"),
+        ]
+    t = Table(
+        "profile-compare-headline",
+        "Headline scores, side by side",
+        "profile",
+        ["benchmark", "mode · shots"],
+        cols,
+        caption="Scores in % (AccChg in points). Δ against the first profile; p: paired "
+        "bootstrap over documents of the per-item score behind the headline "
+        "(the 'Comparisons' section below has McNemar's test and the flipped items). "
+        "Click a score to list its items.",
+    )
     keys: list[tuple] = []
     rows: dict[tuple, dict[int, HeadlineRow]] = {}
     for i, v in enumerate(pc.views):
@@ -183,15 +244,24 @@ def headline_compare_table(pc: ProfileComparison) -> Table:
         cells: list[Cell | None] = [Cell(any_row.metric), Cell(str(any_row.n))]
         for i in range(len(labels)):
             hr = per.get(i)
-            cells.append(Cell(hr.value if hr.value is not None else float("nan"), digits=1,
-                              ref=hr.ref) if hr else None)
+            cells.append(
+                Cell(hr.value if hr.value is not None else float("nan"), digits=1, ref=hr.ref)
+                if hr
+                else None
+            )
         for j in range(1, len(labels)):
             a, b = per.get(0), per.get(j)
-            d = (b.value - a.value) if a and b and a.value is not None and b.value is not None else None
+            d = (
+                (b.value - a.value)
+                if a and b and a.value is not None and b.value is not None
+                else None
+            )
             g = _group(pc, j, any_row)
             p = g["bootstrap"]["p"] if g else None
             cells.append(Cell(d, digits=1) if d is not None else None)
-            cells.append(Cell(p_text(p) + (" *" if g and g["significant"] else "")) if g else Cell("–"))
+            cells.append(
+                Cell(p_text(p) + (" *" if g and g["significant"] else "")) if g else Cell("–")
+            )
         t.rows.append(Row([any_row.name, f"{any_row.mode} · {any_row.shots}-shot"], cells))
     t.notes.append(f"*: McNemar and bootstrap p both below α = {pc.settings.get('alpha')}.")
     return t
@@ -214,16 +284,23 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
     labels = pc.labels
     cols = [Column(("condition",))] + [Column((lab,), f"v:{lab}") for lab in labels]
     for lab in labels[1:]:
-        cols += [Column((f"{lab} − {labels[0]}", "Δ"), f"d:{lab}"),
-                 Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}"),
-                 Column((f"{lab} − {labels[0]}", "moved"), f"m:{lab}")]
-    t = Table("profile-compare-phenomena", "Negation phenomena: what moved", "profile",
-              ["benchmark: phenomenon"], cols,
-              caption="Each phenomenon's condition in every profile (%); Δ against the first; "
-                      "items paired by doc id: paired bootstrap p and McNemar's test on the "
-                      "condition's items ('moved': both p below α). Group metrics "
-                      "(consistency, coherence, AccChg) have no per-item test (–). Click a value "
-                      "to list its items.")
+        cols += [
+            Column((f"{lab} − {labels[0]}", "Δ"), f"d:{lab}"),
+            Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}"),
+            Column((f"{lab} − {labels[0]}", "moved"), f"m:{lab}"),
+        ]
+    t = Table(
+        "profile-compare-phenomena",
+        "Negation phenomena: what moved",
+        "profile",
+        ["benchmark: phenomenon"],
+        cols,
+        caption="Each phenomenon's condition in every profile (%); Δ against the first; "
+        "items paired by doc id: paired bootstrap p and McNemar's test on the "
+        "condition's items ('moved': both p below α). Group metrics "
+        "(consistency, coherence, AccChg) have no per-item test (–). Click a value "
+        "to list its items.",
+    )
     by = [{_key(p): p for p in v.phen} for v in pc.views]
     for p0 in pc.views[0].phen:
         k = _key(p0)
@@ -236,9 +313,11 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
             if m is None:
                 cells += [None, None, None]
                 continue
-            cells += [Cell(m.delta, digits=1) if math.isfinite(m.delta) else None,
-                      Cell(p_text(m.bootstrap_p) if m.tested else "–"),
-                      Cell("yes" if m.significant else ("no" if m.tested else "–"))]
+            cells += [
+                Cell(m.delta, digits=1) if math.isfinite(m.delta) else None,
+                Cell(p_text(m.bootstrap_p) if m.tested else "–"),
+                Cell("yes" if m.significant else ("no" if m.tested else "–")),
+            ]
         t.rows.append(Row([f"{p0.benchmark}: {p0.name}"], cells))
     return t
 
@@ -250,27 +329,34 @@ def moved_lines(pc: ProfileComparison) -> list[str]:
         sig = [m for m in ms if m.significant]
         head = f"{pc.labels[j]} vs {pc.labels[0]}: "
         if not sig:
-            out.append(head + "no phenomenon moved significantly "
-                       f"({sum(m.tested for m in ms)} tested item by item)")
+            out.append(
+                head + "no phenomenon moved significantly "
+                f"({sum(m.tested for m in ms)} tested item by item)"
+            )
             continue
         out.append(head + f"{len(sig)} phenomenon condition(s) moved:")
         for m in sorted(sig, key=lambda m: -abs(m.delta)):
             gap = ""
             if m.gap_a is not None and m.gap_b is not None:
                 gap = f"; the contrast went from {m.gap_a:+.1f} to {m.gap_b:+.1f} points"
-            out.append(f"  {m.benchmark}: {m.phenomenon}: {m.condition}: {pct(m.a)} → {pct(m.b)} "
-                       f"({m.delta:+.1f} points, bootstrap p {p_text(m.bootstrap_p)}, McNemar p "
-                       f"{p_text(m.mcnemar_p)}{gap})")
+            out.append(
+                f"  {m.benchmark}: {m.phenomenon}: {m.condition}: {pct(m.a)} → {pct(m.b)} "
+                f"({m.delta:+.1f} points, bootstrap p {p_text(m.bootstrap_p)}, McNemar p "
+                f"{p_text(m.mcnemar_p)}{gap})"
+            )
     return out
 
 
-def write_comparison(pc: ProfileComparison, out: str | Path, *, title: str | None = None) -> dict[str, str]:
+def write_comparison(
+    pc: ProfileComparison, out: str | Path, *, title: str | None = None
+) -> dict[str, str]:
     """Write ``compare.html``, ``compare.md``, ``compare.json`` and the figures into ``out``."""
     from negbench.evaluation.store import atomic_write_text, write_json
     from negbench.report.build import sample_views
     from negbench.report.compare import to_markdown
     from negbench.report.html import render
     from negbench.report.plots import save
+
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -278,18 +364,35 @@ def write_comparison(pc: ProfileComparison, out: str | Path, *, title: str | Non
         raise OutputError(f"cannot create {out} ({exc.strerror})", where="--out") from exc
     title = title or "Negation profiles: " + " vs ".join(pc.labels)
     tables = [headline_compare_table(pc), phenomena_compare_table(pc)]
-    plots = [p for p in (glance_plot([(v.run.label, v.rows) for v in pc.views], "compare-glance"),
-                         phenomena_plot([(v.run.label, v.phen) for v in pc.views], "compare-phenomena"))
-             if p]
+    plots = [
+        p
+        for p in (
+            glance_plot([(v.run.label, v.rows) for v in pc.views], "compare-glance"),
+            phenomena_plot([(v.run.label, v.phen) for v in pc.views], "compare-phenomena"),
+        )
+        if p
+    ]
     save(plots, out / "plots")
     runs = [v.run for v in pc.views]
     notes = moved_lines(pc)
     from negbench.report.headlines import run_warnings, warning_text
+
     banner = [warning_text(w) for w in run_warnings(runs)]
-    atomic_write_text(out / "compare.html", render(
-        title=title, runs=[r.summary() for r in runs], tables=tables, plots=plots,
-        comparisons=pc.comparisons, samples=sample_views(runs, pc.comparisons),
-        warnings=pc.warnings, notes=notes, banner=banner, lead_plots=plots[:1]))
+    atomic_write_text(
+        out / "compare.html",
+        render(
+            title=title,
+            runs=[r.summary() for r in runs],
+            tables=tables,
+            plots=plots,
+            comparisons=pc.comparisons,
+            samples=sample_views(runs, pc.comparisons),
+            warnings=pc.warnings,
+            notes=notes,
+            banner=banner,
+            lead_plots=plots[:1],
+        ),
+    )
     md = [f"# {title}", ""] + [f"{n}\n" for n in notes]
     for p in plots[:1]:
         md += [f"![{p.title}]({p.files[-1]})", ""]
@@ -308,9 +411,13 @@ def write_comparison(pc: ProfileComparison, out: str | Path, *, title: str | Non
 def summary_text(pc: ProfileComparison) -> str:
     """The headline side by side (console)."""
     labels = pc.labels
-    lines = ["  ".join([f"{'benchmark · mode · shots':<40}", f"{'metric':<11}"]
-                       + [f"{lab[:14]:>14}" for lab in labels]
-                       + [f"{'Δ ' + lab[:10]:>14}  {'p':>6}" for lab in labels[1:]])]
+    lines = [
+        "  ".join(
+            [f"{'benchmark · mode · shots':<40}", f"{'metric':<11}"]
+            + [f"{lab[:14]:>14}" for lab in labels]
+            + [f"{'Δ ' + lab[:10]:>14}  {'p':>6}" for lab in labels[1:]]
+        )
+    ]
     keys: list[tuple] = []
     rows: dict[tuple, dict[int, HeadlineRow]] = {}
     for i, v in enumerate(pc.views):
@@ -325,10 +432,15 @@ def summary_text(pc: ProfileComparison) -> str:
         parts += [f"{pct(per[i].value) if i in per else '–':>14}" for i in range(len(labels))]
         for j in range(1, len(labels)):
             a, b = per.get(0), per.get(j)
-            d = (b.value - a.value) if a and b and a.value is not None and b.value is not None else None
+            d = (
+                (b.value - a.value)
+                if a and b and a.value is not None and b.value is not None
+                else None
+            )
             g = _group(pc, j, r0)
-            parts.append(f"{(f'{d:+.1f}' if d is not None else '–'):>14}  "
-                         f"{(p_text(g['bootstrap']['p']) + ('*' if g['significant'] else '')) if g else '–':>6}")
+            parts.append(
+                f"{(f'{d:+.1f}' if d is not None else '–'):>14}  "
+                f"{(p_text(g['bootstrap']['p']) + ('*' if g['significant'] else '')) if g else '–':>6}"
+            )
         lines.append("  ".join(parts))
     return "\n".join(lines + [""] + moved_lines(pc))
-

@@ -17,6 +17,7 @@ skips those parts (their run folders are complete) and resumes the unfinished on
 staging folder and the response cache.  Everything else in the folder is derived from the
 manifest and the run folders (``negbench report PROFILE`` writes it again).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -47,16 +48,26 @@ def read_manifest(folder: str | Path) -> dict:
     """``profile.json`` of a profile folder; a clear error when it is missing or damaged."""
     p = Path(folder) / MANIFEST
     if not p.is_file():
-        raise OutputError(f"not a negbench profile folder (no {MANIFEST}): {folder}", where=str(p),
-                          fix="give a folder that 'negbench profile' wrote (its --out)")
+        raise OutputError(
+            f"not a negbench profile folder (no {MANIFEST}): {folder}",
+            where=str(p),
+            fix="give a folder that 'negbench profile' wrote (its --out)",
+        )
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise DataError(f"{MANIFEST} cannot be read ({exc})", path=str(p),
-                        fix="rerun the same 'negbench profile' command (finished parts are kept)") from None
+        raise DataError(
+            f"{MANIFEST} cannot be read ({exc})",
+            path=str(p),
+            fix="rerun the same 'negbench profile' command (finished parts are kept)",
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise DataError(f"unknown profile schema {data.get('schema') if isinstance(data, dict) else None!r} "
-                        f"(this negbench reads {SCHEMA})", path=str(p), field="schema")
+        raise DataError(
+            f"unknown profile schema {data.get('schema') if isinstance(data, dict) else None!r} "
+            f"(this negbench reads {SCHEMA})",
+            path=str(p),
+            field="schema",
+        )
     return data
 
 
@@ -65,23 +76,34 @@ def check_target(folder: Path, identity: Mapping[str, Any], overwrite: bool) -> 
     profile of the same identity (returned, to resume); a profile of another identity, or a
     folder holding something else, only with ``overwrite``."""
     from negbench.evaluation.store import check_writable_folder
+
     if folder.exists() and not folder.is_dir():
-        raise OutputError(f"{folder} is a file, not a folder", where="--out",
-                          fix="choose another --out")
+        raise OutputError(
+            f"{folder} is a file, not a folder", where="--out", fix="choose another --out"
+        )
     if folder.is_dir() and any(folder.iterdir()):
         if is_profile(folder):
             old = read_manifest(folder)
             if old.get("identity") == dict(identity):
                 return old
             if not overwrite:
-                diff = sorted(k for k in set(old.get("identity") or {}) | set(identity)
-                              if (old.get("identity") or {}).get(k) != identity.get(k))
-                raise OutputError(f"{folder} holds a profile of a different configuration "
-                                  f"(differs in: {', '.join(diff)})", where="--out",
-                                  fix="choose another --out, or pass --overwrite to replace it")
+                diff = sorted(
+                    k
+                    for k in set(old.get("identity") or {}) | set(identity)
+                    if (old.get("identity") or {}).get(k) != identity.get(k)
+                )
+                raise OutputError(
+                    f"{folder} holds a profile of a different configuration "
+                    f"(differs in: {', '.join(diff)})",
+                    where="--out",
+                    fix="choose another --out, or pass --overwrite to replace it",
+                )
         elif not overwrite:
-            raise OutputError(f"{folder} is not empty and holds no negbench profile", where="--out",
-                              fix="choose another --out, or pass --overwrite")
+            raise OutputError(
+                f"{folder} is not empty and holds no negbench profile",
+                where="--out",
+                fix="choose another --out, or pass --overwrite",
+            )
         return None
     check_writable_folder(folder, "--out")
     return None
@@ -89,6 +111,7 @@ def check_target(folder: Path, identity: Mapping[str, Any], overwrite: bool) -> 
 
 def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
     from negbench.evaluation.store import write_json
+
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / MANIFEST, manifest)
 
@@ -114,8 +137,9 @@ def merged_results(parts: Iterable[Mapping[str, Any]]) -> dict:
     if not parts:
         raise DataError("the profile has no finished run", path=MANIFEST)
     first = parts[0]
-    out: dict[str, Any] = {k: first.get(k) for k in ("schema", "negbench", "config", "model",
-                                                    "provenance")}
+    out: dict[str, Any] = {
+        k: first.get(k) for k in ("schema", "negbench", "config", "model", "provenance")
+    }
     out["started"] = min(str(p.get("started") or "") for p in parts) or None
     out["finished"] = max(str(p.get("finished") or "") for p in parts) or None
     out["wall_s"] = sum(float(p.get("wall_s") or 0.0) for p in parts)
@@ -135,11 +159,17 @@ def load_profile_run(folder: str | Path, label: str | None = None, index: int = 
     """A profile folder's finished runs as one :class:`ProfileRun`."""
     folder = Path(folder)
     manifest = read_manifest(folder)
-    runs = [load_run(folder / p["run"], index=index) for p in finished_parts(manifest)
-            if (folder / p["run"] / "results.json").is_file()]
+    runs = [
+        load_run(folder / p["run"], index=index)
+        for p in finished_parts(manifest)
+        if (folder / p["run"] / "results.json").is_file()
+    ]
     if not runs:
-        raise DataError("the profile has no finished benchmark run", path=str(folder / MANIFEST),
-                        fix="run 'negbench profile' (with the same options) to finish it")
+        raise DataError(
+            "the profile has no finished benchmark run",
+            path=str(folder / MANIFEST),
+            fix="run 'negbench profile' (with the same options) to finish it",
+        )
     results = merged_results([r.results for r in runs])
     units: dict[str, UnitResult] = {}
     where: dict[str, Path] = {}
@@ -155,8 +185,12 @@ def load_profile_run(folder: str | Path, label: str | None = None, index: int = 
 
 def finished_parts(manifest: Mapping[str, Any]) -> list[dict]:
     """The parts of a manifest whose run finished, in the profile's order."""
-    return [p for b in manifest.get("benchmarks", []) for p in b.get("parts", [])
-            if p.get("status") == "done"]
+    return [
+        p
+        for b in manifest.get("benchmarks", [])
+        for p in b.get("parts", [])
+        if p.get("status") == "done"
+    ]
 
 
 def finite(v: Any) -> bool:

@@ -24,6 +24,7 @@ results datasets lm-eval pushes) then read negbench's too.  The mapping:
   provenance.  Fields only an lm-eval process knows (``pretty_env_info``, tokenizer tokens,
   ``lm_eval_version``) are not written.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -34,7 +35,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, TypeGuard
 
-LAYOUT_VERSION = "0.4.13"          # the lm-evaluation-harness release whose layout is written
+LAYOUT_VERSION = "0.4.13"  # the lm-evaluation-harness release whose layout is written
 FILTER = "none"
 
 #: metrics where lower is better (errors, miscalibration, confusions, unreadable answers); no
@@ -61,7 +62,9 @@ def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def flat_metrics(metrics: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, float | str], list[str]]:
+def flat_metrics(
+    metrics: Mapping[str, Any],
+) -> tuple[dict[str, float], dict[str, float | str], list[str]]:
     """(values, stderrs, undefined) of a unit's flat metrics: numbers that are not counts
     (``n``, ``n_*``) or standard errors; a NaN value is undefined, a missing or NaN stderr
     ``"N/A"``."""
@@ -82,47 +85,76 @@ def flat_metrics(metrics: Mapping[str, Any]) -> tuple[dict[str, float], dict[str
     return values, stderrs, undefined
 
 
-def _task_config(unit_name: str, u: Mapping[str, Any], results: Mapping[str, Any], values,
-                 undefined: list[str]) -> dict:
+def _task_config(
+    unit_name: str, u: Mapping[str, Any], results: Mapping[str, Any], values, undefined: list[str]
+) -> dict:
     """An lm-eval-shaped task config for one unit (what negbench knows of its task definition)."""
     from negbench.errors import NegbenchError
+
     ds = (results.get("datasets") or {}).get(u["task"], {})
-    cfg: dict[str, Any] = {"task": unit_name, "tag": [u["task"]], "dataset_path": ds.get("source", "")}
-    meta: dict[str, Any] = {"version": results.get("negbench"), "negbench_task": u["task"],
-                            "mode": u["mode"], "shots": u["shots"], "seed": u.get("seed"),
-                            "chat": u.get("chat")}
+    cfg: dict[str, Any] = {
+        "task": unit_name,
+        "tag": [u["task"]],
+        "dataset_path": ds.get("source", ""),
+    }
+    meta: dict[str, Any] = {
+        "version": results.get("negbench"),
+        "negbench_task": u["task"],
+        "mode": u["mode"],
+        "shots": u["shots"],
+        "seed": u.get("seed"),
+        "chat": u.get("chat"),
+    }
     from negbench.tasks import Task
     from negbench.tasks.base import ModeSpec
+
     task: Task | None = None
     spec: ModeSpec | None = None
     try:
         from negbench.tasks import get_task
+
         task = get_task(u["task"])
         spec = task.mode(u["mode"])
-    except NegbenchError as exc:                 # e.g. a user's JSONL task file that moved
+    except NegbenchError as exc:  # e.g. a user's JSONL task file that moved
         meta["task_definition"] = f"unavailable: {exc.what}"
     if task is not None and spec is not None:
         f = spec.formulation
         fs_split = task.fewshot_split or task.test_split
         sampler = task.fewshot_sampler if isinstance(task.fewshot_sampler, str) else "custom"
-        cfg.update({"test_split": task.test_split, "fewshot_split": fs_split,
-                    "description": task.description(u["mode"]),
-                    "target_delimiter": task.target_delimiter,
-                    "fewshot_delimiter": task.fewshot_delimiter,
-                    "fewshot_config": {"sampler": "default" if sampler == "lm-eval" else sampler,
-                                       "split": fs_split},
-                    "num_fewshot": u["shots"],
-                    "output_type": "generate_until" if f.kind == "generate" else "multiple_choice"})
+        cfg.update(
+            {
+                "test_split": task.test_split,
+                "fewshot_split": fs_split,
+                "description": task.description(u["mode"]),
+                "target_delimiter": task.target_delimiter,
+                "fewshot_delimiter": task.fewshot_delimiter,
+                "fewshot_config": {
+                    "sampler": "default" if sampler == "lm-eval" else sampler,
+                    "split": fs_split,
+                },
+                "num_fewshot": u["shots"],
+                "output_type": "generate_until" if f.kind == "generate" else "multiple_choice",
+            }
+        )
         if f.kind == "generate":
-            cfg["generation_kwargs"] = {"until": list(getattr(f, "stop", ())), "do_sample": False,
-                                        "max_gen_toks": getattr(f, "max_tokens", None)}
+            cfg["generation_kwargs"] = {
+                "until": list(getattr(f, "stop", ())),
+                "do_sample": False,
+                "max_gen_toks": getattr(f, "max_tokens", None),
+            }
         meta["formulation"] = f.kind
         per_sample = set(f.metrics)
     else:
         cfg["num_fewshot"] = u["shots"]
         per_sample = set()
-    cfg["metric_list"] = [{"metric": m, **({"aggregation": "mean"} if m in per_sample else {}),
-                           "higher_is_better": higher_is_better(m)} for m in values]
+    cfg["metric_list"] = [
+        {
+            "metric": m,
+            **({"aggregation": "mean"} if m in per_sample else {}),
+            "higher_is_better": higher_is_better(m),
+        }
+        for m in values
+    ]
     cfg["repeats"] = 1
     cfg["should_decontaminate"] = False
     meta["split"] = {k: v for k, v in ds.items() if k != "source"}
@@ -132,19 +164,30 @@ def _task_config(unit_name: str, u: Mapping[str, Any], results: Mapping[str, Any
     return cfg
 
 
-def _test_split_size(results: Mapping[str, Any], u: Mapping[str, Any], cfg: Mapping[str, Any]) -> int | None:
+def _test_split_size(
+    results: Mapping[str, Any], u: Mapping[str, Any], cfg: Mapping[str, Any]
+) -> int | None:
     ds = (results.get("datasets") or {}).get(u["task"], {})
     split = cfg.get("test_split")
     if split in ds and isinstance(ds[split], dict):
         return ds[split].get("n")
-    sizes = [int(v["n"]) for k, v in ds.items() if isinstance(v, dict) and isinstance(v.get("n"), int)]
+    sizes = [
+        int(v["n"]) for k, v in ds.items() if isinstance(v, dict) and isinstance(v.get("n"), int)
+    ]
     return max(sizes) if sizes else None
 
 
 def _model_args(config: Mapping[str, Any]) -> str:
     args = {"model": config.get("model")}
     for k, v in (config.get("backend") or {}).items():
-        if v is not None and k in ("dtype", "device", "adapter", "max_length", "threads", "add_bos"):
+        if v is not None and k in (
+            "dtype",
+            "device",
+            "adapter",
+            "max_length",
+            "threads",
+            "add_bos",
+        ):
             args[k] = v
     return ",".join(f"{k}={v}" for k, v in args.items())
 
@@ -170,7 +213,11 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
     for name, u in units.items():
         metrics = u.get("metrics") or {}
         values, stderrs, undefined = flat_metrics(metrics)
-        entry: dict[str, Any] = {"name": name, "alias": name, "sample_len": int(metrics.get("n", 0))}
+        entry: dict[str, Any] = {
+            "name": name,
+            "alias": name,
+            "sample_len": int(metrics.get("n", 0)),
+        }
         for m, v in values.items():
             entry[f"{m},{FILTER}"] = v
             entry[f"{m}_stderr,{FILTER}"] = stderrs[m]
@@ -179,8 +226,10 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
         versions[name] = results.get("negbench")
         n_shot[name] = int(u["shots"])
         hib[name] = {m: higher_is_better(m) for m in values}
-        n_samples[name] = {"original": _test_split_size(results, u, configs[name]) or entry["sample_len"],
-                           "effective": entry["sample_len"]}
+        n_samples[name] = {
+            "original": _test_split_size(results, u, configs[name]) or entry["sample_len"],
+            "effective": entry["sample_len"],
+        }
     # seed groups: the seed mean of each metric, as negbench's groups
     by_task: dict[str, list[str]] = {}
     for gname, g in (results.get("groups") or {}).items():
@@ -188,8 +237,11 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
         if len(members) < 2:
             by_task.setdefault(g["task"], []).extend(members)
             continue
-        entry = {"name": gname, "alias": gname,
-                 "sample_len": sum(res[n]["sample_len"] for n in members)}
+        entry = {
+            "name": gname,
+            "alias": gname,
+            "sample_len": sum(res[n]["sample_len"] for n in members),
+        }
         for m, stat in (g.get("metrics") or {}).items():
             mean = stat.get("mean") if isinstance(stat, dict) else None
             if _finite(mean) and all(f"{m},{FILTER}" in res[n] for n in members):
@@ -199,13 +251,16 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
         groups[gname] = dict(entry)
         subtasks[gname] = members
         by_task.setdefault(g["task"], []).append(gname)
-    listed = {n for ms in by_task.values() for n in ms} | {n for ms in subtasks.values() for n in ms}
-    for name, u in units.items():                 # units of a run saved without groups
+    listed = {n for ms in by_task.values() for n in ms} | {
+        n for ms in subtasks.values() for n in ms
+    }
+    for name, u in units.items():  # units of a run saved without groups
         if name not in listed:
             by_task.setdefault(u["task"], []).append(name)
     for task, members in by_task.items():
         res[task] = {"name": task, "alias": task}
         subtasks[task] = members
+
     # lm-eval's propagation to groups: n-shot where the units agree, directions merged
     def leaves(name: str) -> list[str]:
         return [x for c in subtasks[name] for x in (leaves(c) if c in subtasks else [c])]
@@ -239,13 +294,25 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
         "n-shot": dict(sorted(n_shot.items())),
         "higher_is_better": dict(sorted(hib.items())),
         "n-samples": n_samples,
-        "config": {"model": "negbench", "model_args": _model_args({**config, "model": model}),
-                   "model_num_parameters": None, "model_dtype": backend.get("dtype"),
-                   "model_revision": None, "model_sha": (results.get("model") or {}).get("fingerprint"),
-                   "batch_size": engine.get("batch_size"), "batch_sizes": [],
-                   "device": backend.get("device"), "use_cache": None, "limit": config.get("limit"),
-                   "bootstrap_iters": 0, "gen_kwargs": None, "random_seed": None, "numpy_seed": None,
-                   "torch_seed": None, "fewshot_seed": seeds[0] if len(seeds) == 1 else None},
+        "config": {
+            "model": "negbench",
+            "model_args": _model_args({**config, "model": model}),
+            "model_num_parameters": None,
+            "model_dtype": backend.get("dtype"),
+            "model_revision": None,
+            "model_sha": (results.get("model") or {}).get("fingerprint"),
+            "batch_size": engine.get("batch_size"),
+            "batch_sizes": [],
+            "device": backend.get("device"),
+            "use_cache": None,
+            "limit": config.get("limit"),
+            "bootstrap_iters": 0,
+            "gen_kwargs": None,
+            "random_seed": None,
+            "numpy_seed": None,
+            "torch_seed": None,
+            "fewshot_seed": seeds[0] if len(seeds) == 1 else None,
+        },
         "git_hash": git.get("commit"),
         "date": _timestamp(results.get("started")),
         "transformers_version": packages.get("transformers"),
@@ -261,10 +328,23 @@ def to_lm_eval(results: Mapping[str, Any]) -> dict:
         "chat_template": None,
         "chat_template_sha": None,
         "total_evaluation_time_seconds": str(results.get("wall_s")),
-        "negbench": {k: results.get(k) for k in ("schema", "negbench", "started", "finished", "model",
-                                                 "provenance", "datasets", "warnings")
-                     } | {"layout": f"lm-evaluation-harness {LAYOUT_VERSION}",
-                          "chat_units": sorted(n for n, u in units.items() if u.get("chat"))},
+        "negbench": {
+            k: results.get(k)
+            for k in (
+                "schema",
+                "negbench",
+                "started",
+                "finished",
+                "model",
+                "provenance",
+                "datasets",
+                "warnings",
+            )
+        }
+        | {
+            "layout": f"lm-evaluation-harness {LAYOUT_VERSION}",
+            "chat_units": sorted(n for n, u in units.items() if u.get("chat")),
+        },
     }
     return _strict(out)
 
@@ -301,6 +381,7 @@ def write_lm_eval(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     """Write ``<out_dir>/<model_name_sanitized>/results_<date>.json`` (lm-eval's layout on disk)
     atomically; returns its path."""
     from negbench.evaluation.store import atomic_write_text
+
     data = to_lm_eval(results)
     folder = Path(out_dir) / data["model_name_sanitized"]
     folder.mkdir(parents=True, exist_ok=True)

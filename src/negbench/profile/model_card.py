@@ -6,6 +6,7 @@ needs to trust or reproduce a number: how many items, which mode and shots, whet
 template was used, whether the run was a subset, and the negbench version, commit and data
 fingerprints behind it.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,6 @@ from typing import Any, Mapping, TypeGuard
 from negbench.errors import NegbenchError
 from negbench.evaluation.intervals import Z95, wilson
 from negbench.tasks.base import parse_spec
-
 
 
 @dataclass(frozen=True)
@@ -69,28 +69,55 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         task, mode, shots = u0["task"], u0["mode"], int(u0["shots"])
         try:
             from negbench.tasks import get_task
+
             metric = get_task(task).headline(mode)
-        except NegbenchError:                  # a task negbench cannot load any more
+        except NegbenchError:  # a task negbench cannot load any more
             metric = "exact_match" if "exact_match" in u0["metrics"] else "acc"
         vals = [m["metrics"].get(metric) for _, m in members]
         if not vals or not all(_finite(v) for v in vals):
             continue
         value = sum(vals) / len(vals)
-        head = ((results.get("groups") or {}).get(u0.get("group") or "") or {}).get("headline") or {}
+        head = ((results.get("groups") or {}).get(u0.get("group") or "") or {}).get(
+            "headline"
+        ) or {}
         saved = head.get("ci95") if head.get("metric") == metric else None
-        ci = (float(saved[0]), float(saved[1])) if saved and all(_finite(x) for x in saved) \
+        ci = (
+            (float(saved[0]), float(saved[1]))
+            if saved and all(_finite(x) for x in saved)
             else interval(u0["metrics"], metric, value)
+        )
         low, high = ci if ci else (None, None)
         n = int(u0["metrics"].get("n", 0))
         seeds = tuple(int(m["seed"]) for _, m in members if m.get("seed") is not None)
         sd = None
         if len(vals) > 1:
             sd = math.sqrt(sum((v - value) ** 2 for v in vals) / (len(vals) - 1))
-        split = next((v for k, v in (datasets.get(task) or {}).items()
-                      if isinstance(v, dict) and v.get("evaluated") is not None
-                      and v.get("evaluated") != v.get("n")), None)
-        rows.append(CardRow(task, mode, shots, metric, value, low, high, n, seeds, sd,
-                            bool(u0.get("chat")), split is not None or "sample" in parse_spec(task)[1]))
+        split = next(
+            (
+                v
+                for k, v in (datasets.get(task) or {}).items()
+                if isinstance(v, dict)
+                and v.get("evaluated") is not None
+                and v.get("evaluated") != v.get("n")
+            ),
+            None,
+        )
+        rows.append(
+            CardRow(
+                task,
+                mode,
+                shots,
+                metric,
+                value,
+                low,
+                high,
+                n,
+                seeds,
+                sd,
+                bool(u0.get("chat")),
+                split is not None or "sample" in parse_spec(task)[1],
+            )
+        )
     return rows
 
 
@@ -98,27 +125,44 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
 
 
-def model_card_markdown(results: Mapping[str, Any], *, title: str = "Negation understanding") -> str:
+def model_card_markdown(
+    results: Mapping[str, Any], *, title: str = "Negation understanding"
+) -> str:
     """The snippet (Markdown): a table of headline scores and a provenance line."""
     rows = card_rows(results)
-    model = (results.get("model") or {}).get("spec") or (results.get("config") or {}).get("model", "")
-    lines = [f"### {title} (negbench)", "",
-             f"Model: `{model}`. Scores in %, with 95 % confidence intervals over the items "
-             "(Wilson for independent items, a cluster bootstrap over the benchmark's groups, "
-             "blocks or pairs otherwise).", "",
-             "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
-             "|---|---|---:|---|---:|---|---:|---|"]
+    model = (results.get("model") or {}).get("spec") or (results.get("config") or {}).get(
+        "model", ""
+    )
+    lines = [
+        f"### {title} (negbench)",
+        "",
+        f"Model: `{model}`. Scores in %, with 95 % confidence intervals over the items "
+        "(Wilson for independent items, a cluster bootstrap over the benchmark's groups, "
+        "blocks or pairs otherwise).",
+        "",
+        "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
+        "|---|---|---:|---|---:|---|---:|---|",
+    ]
     for r in rows:
         ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None and r.high is not None else "–"
         proto = [f"{r.shots}-shot"]
         if r.seeds:
-            proto.append(("seeds " if len(r.seeds) > 1 else "seed ") + ", ".join(map(str, r.seeds)) + (
-                f" (mean; SD over seeds {_pct(r.seed_sd)} points)" if r.seed_sd is not None else ""))
+            proto.append(
+                ("seeds " if len(r.seeds) > 1 else "seed ")
+                + ", ".join(map(str, r.seeds))
+                + (
+                    f" (mean; SD over seeds {_pct(r.seed_sd)} points)"
+                    if r.seed_sd is not None
+                    else ""
+                )
+            )
         proto.append("chat template" if r.chat else "no chat template")
         if r.subset:
             proto.append("subset of the test set")
-        lines.append(f"| {r.task} | {r.mode} | {r.shots} | {r.metric} | {_pct(r.value)} | {ci} | "
-                     f"{r.n} | {'; '.join(proto)} |")
+        lines.append(
+            f"| {r.task} | {r.mode} | {r.shots} | {r.metric} | {_pct(r.value)} | {ci} | "
+            f"{r.n} | {'; '.join(proto)} |"
+        )
     prov = results.get("provenance") or {}
     git = (prov.get("git") or {}).get("commit")
     fp = []
@@ -126,8 +170,12 @@ def model_card_markdown(results: Mapping[str, Any], *, title: str = "Negation un
         for split, v in d.items():
             if isinstance(v, dict) and v.get("sha256"):
                 fp.append(f"{task}/{split} `{v['sha256'][:12]}`")
-    lines += ["", f"negbench {results.get('negbench', '?')}"
-              + (f" (commit `{git[:12]}`)" if git else "")
-              + f", run finished {results.get('finished', '?')}"
-              + (f"; data: {', '.join(fp)}" if fp else "") + "."]
+    lines += [
+        "",
+        f"negbench {results.get('negbench', '?')}"
+        + (f" (commit `{git[:12]}`)" if git else "")
+        + f", run finished {results.get('finished', '?')}"
+        + (f"; data: {', '.join(fp)}" if fp else "")
+        + ".",
+    ]
     return "\n".join(lines) + "\n"

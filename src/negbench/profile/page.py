@@ -18,6 +18,7 @@ items behind each number in the per-sample browser, matplotlib figures, and the 
 The same content is written as Markdown (``profile.md``) and JSON (in ``profile.json``); the
 lm-evaluation-harness layout and a model-card snippet are written beside them.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,15 +47,20 @@ def signed(metric: str) -> bool:
 @dataclass
 class PaperModel:
     model: str
-    value: float                    # percent / points, as the row shows it
-    source: str                     # "Thunder-KoNUBench Table 16"
-    kind: str                       # model / average
+    value: float  # percent / points, as the row shows it
+    source: str  # "Thunder-KoNUBench Table 16"
+    kind: str  # model / average
     notes: str = ""
-    table: str = ""                 # "Table 16"
+    table: str = ""  # "Table 16"
 
     def to_dict(self) -> dict:
-        return {"model": self.model, "value": self.value, "source": self.source, "kind": self.kind,
-                "notes": self.notes}
+        return {
+            "model": self.model,
+            "value": self.value,
+            "source": self.source,
+            "kind": self.kind,
+            "notes": self.notes,
+        }
 
 
 @dataclass
@@ -63,17 +69,17 @@ class HeadlineRow:
 
     benchmark: str
     title: str
-    task: str                        # the task, or "condaqa-split1..5" for a pooled part
+    task: str  # the task, or "condaqa-split1..5" for a pooled part
     tasks: list[str]
     mode: str
     shots: int
     metric: str
     units: list[str]
-    value: float | None              # percent (points for signed metrics)
+    value: float | None  # percent (points for signed metrics)
     ci: tuple[float, float] | None
     n: int
-    full: int | None                 # the test set's size
-    subset: str                      # how the items were chosen ("" for all)
+    full: int | None  # the test set's size
+    subset: str  # how the items were chosen ("" for all)
     seeds: list[int]
     seed_sd: float | None
     chance: float | None = None
@@ -100,22 +106,38 @@ class HeadlineRow:
 
     def to_dict(self) -> dict:
         r = self.rank()
-        return {"benchmark": self.benchmark, "title": self.title, "label": self.label, "task": self.task,
-                "tasks": self.tasks, "mode": self.mode, "shots": self.shots, "metric": self.metric,
-                "units": self.units, "value": self.value, "ci95": list(self.ci) if self.ci else None,
-                "scale": "points" if signed(self.metric) else "percent", "n": self.n,
-                "full": self.full, "subset": self.subset or None, "seeds": self.seeds,
-                "seed_sd": self.seed_sd, "chance": self.chance, "majority": self.majority,
-                "baseline_note": self.baseline_note or None,
-                "papers": [p.to_dict() for p in self.papers],
-                "rank": {"rank": r[0], "of": r[1]} if r else None,
-                "ref": self.ref.to_dict() if self.ref else None}
+        return {
+            "benchmark": self.benchmark,
+            "title": self.title,
+            "label": self.label,
+            "task": self.task,
+            "tasks": self.tasks,
+            "mode": self.mode,
+            "shots": self.shots,
+            "metric": self.metric,
+            "units": self.units,
+            "value": self.value,
+            "ci95": list(self.ci) if self.ci else None,
+            "scale": "points" if signed(self.metric) else "percent",
+            "n": self.n,
+            "full": self.full,
+            "subset": self.subset or None,
+            "seeds": self.seeds,
+            "seed_sd": self.seed_sd,
+            "chance": self.chance,
+            "majority": self.majority,
+            "baseline_note": self.baseline_note or None,
+            "papers": [p.to_dict() for p in self.papers],
+            "rank": {"rank": r[0], "of": r[1]} if r else None,
+            "ref": self.ref.to_dict() if self.ref else None,
+        }
 
 
 # -- headline ---------------------------------------------------------------------------------------
 def _headline_metric(task: str, mode: str) -> str:
     """The metric the benchmark's paper reports for the task and mode (declared by the task)."""
     from negbench.tasks import get_task
+
     return get_task(task).headline(mode)
 
 
@@ -127,7 +149,9 @@ def _group_headline(run: Run, units: Sequence[UnitResult], metric: str) -> dict:
     return head if head.get("metric") == metric else {}
 
 
-def _subset(run: Run, units: Sequence[UnitResult], tasks: Sequence[str]) -> tuple[int, int | None, str]:
+def _subset(
+    run: Run, units: Sequence[UnitResult], tasks: Sequence[str]
+) -> tuple[int, int | None, str]:
     """(items evaluated, the test set's size, how they were chosen — "" for all of them) from the
     runs' ``units[u]["subset"]``, summed over pooled tasks (one seed's units)."""
     n, full, rules = 0, 0, []
@@ -146,6 +170,7 @@ def _subset(run: Run, units: Sequence[UnitResult], tasks: Sequence[str]) -> tupl
 
 def _evaluated_docs(run: Run, task: str, units: Sequence[UnitResult]):
     from negbench.tasks import get_task
+
     ids = {str(r.get("doc_id")) for u in units if u.task == task for r in run.samples(u.name)}
     t = get_task(task)
     return [d for d in t.load(t.test_split) if str(d.id) in ids]
@@ -154,6 +179,7 @@ def _evaluated_docs(run: Run, task: str, units: Sequence[UnitResult]):
 def _baselines(run: Run, row: HeadlineRow, units: Sequence[UnitResult]) -> None:
     from negbench.errors import NegbenchError
     from negbench.profile.baselines import baseline
+
     if signed(row.metric):
         row.baseline_note = "a change between conditions: no chance level"
         return
@@ -181,12 +207,19 @@ def _baselines(run: Run, row: HeadlineRow, units: Sequence[UnitResult]) -> None:
 
 def _papers(row: HeadlineRow, run: Run, units: Sequence[UnitResult]) -> None:
     from negbench.profile.reported import PAPERS, comparable
+
     u0 = units[0]
     raw = (run.results.get("units") or {}).get(u0.name) or {}
     seed = u0.seed if len(units) == 1 else None
     seen = set()
-    for r in comparable(row.task if row.task in row.tasks else row.tasks[0], row.mode, row.shots,
-                        row.metric, seed=seed, chat=raw.get("chat")):
+    for r in comparable(
+        row.task if row.task in row.tasks else row.tasks[0],
+        row.mode,
+        row.shots,
+        row.metric,
+        seed=seed,
+        chat=raw.get("chat"),
+    ):
         if r.model_kind not in ("model", "average"):
             continue
         key = (r.model, r.value, r.paper)
@@ -196,8 +229,9 @@ def _papers(row: HeadlineRow, run: Run, units: Sequence[UnitResult]) -> None:
         v = r.negbench_value()
         v = v * 100 if r.unit != "count" and not r.metric.endswith("pct") else v
         title = PAPERS.get(r.paper, r.paper).split(" (")[0]
-        row.papers.append(PaperModel(r.model, v, f"{title} {r.source}", r.model_kind,
-                                     r.condition or "", r.source))
+        row.papers.append(
+            PaperModel(r.model, v, f"{title} {r.source}", r.model_kind, r.condition or "", r.source)
+        )
 
 
 def headline_rows(run: Run, manifest: Mapping[str, Any]) -> list[HeadlineRow]:
@@ -222,22 +256,38 @@ def headline_rows(run: Run, manifest: Mapping[str, Any]) -> list[HeadlineRow]:
     return rows
 
 
-def _row(run: Run, b: Mapping[str, Any], tasks: list[str], task: str, mode: str, shots: int,
-         units: list[UnitResult]) -> HeadlineRow | None:
+def _row(
+    run: Run,
+    b: Mapping[str, Any],
+    tasks: list[str],
+    task: str,
+    mode: str,
+    shots: int,
+    units: list[UnitResult],
+) -> HeadlineRow | None:
     """One headline row: the value recomputed from the samples through its cell reference (the
     mean of the per-sample field, or the task's metric over the unit's records), the 95 % CI the
     run saved for the group (a pooled row: none, the SD over its tasks instead)."""
     from negbench.errors import NegbenchError
+
     try:
         metric = _headline_metric(tasks[0], mode)
-    except NegbenchError:                              # a task negbench cannot load any more
+    except NegbenchError:  # a task negbench cannot load any more
         metric = primary_metric(tasks[0], mode, units[0].metrics) or "acc"
     label = task if task != "*" else f"{tasks[0]}..{tasks[-1].rsplit('split', 1)[-1]}"
     pooled = task == "*"
     recs = run.samples(units[0].name)
     per_item = bool(recs) and metric in recs[0]
-    ref = Ref(run.index, [u.name for u in units], "mean" if per_item else "metric", metric, {}, None,
-              100.0, "task" if pooled else "unit")
+    ref = Ref(
+        run.index,
+        [u.name for u in units],
+        "mean" if per_item else "metric",
+        metric,
+        {},
+        None,
+        100.0,
+        "task" if pooled else "unit",
+    )
     value, sd = resolve_ref(run, ref)
     if not finite(value):
         return None
@@ -247,9 +297,24 @@ def _row(run: Run, b: Mapping[str, Any], tasks: list[str], task: str, mode: str,
     if head.get("ci95") and all(finite(x) for x in head["ci95"]):
         ci = (100 * float(head["ci95"][0]), 100 * float(head["ci95"][1]))
     seeds = sorted({u.seed for u in units if u.seed is not None})
-    row = HeadlineRow(b["key"], b["title"], label, tasks, mode, shots, metric,
-                      [u.name for u in units], value, ci, n, full, subset,
-                      seeds, sd if len(seeds) > 1 or pooled else None, ref=ref)
+    row = HeadlineRow(
+        b["key"],
+        b["title"],
+        label,
+        tasks,
+        mode,
+        shots,
+        metric,
+        [u.name for u in units],
+        value,
+        ci,
+        n,
+        full,
+        subset,
+        seeds,
+        sd if len(seeds) > 1 or pooled else None,
+        ref=ref,
+    )
     _baselines(run, row, units)
     _papers(row, run, units)
     return row
@@ -263,52 +328,104 @@ def _papers_text(row: HeadlineRow) -> str:
     if not ms:
         return "–"
     r = row.rank()
-    return (f"rank {r[0]} of {r[1]}, " if r else f"{len(ms)} models, ") + \
-        f"{pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)}"
+    return (
+        f"rank {r[0]} of {r[1]}, " if r else f"{len(ms)} models, "
+    ) + f"{pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)}"
 
 
 def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headline") -> Table:
-    cols = [Column(("metric",)), Column(("n",)), Column(("score",)), Column(("95 % CI",)),
-            Column(("chance / majority",)), Column(("papers' models",))]
-    t = Table(table_id, "Headline: each benchmark's paper metric", "profile", ["benchmark", "mode · shots"],
-              cols, caption="Scores in %, AccChg in points; 95 % CI over the items (a cluster "
-              "bootstrap for metrics over groups, blocks or pairs); chance and majority on the same "
-              "items; the papers' models where the protocol is the same (task, mode, shots, metric, "
-              "chat template): your rank among them and their range (the tables below name them). "
-              "Click a score to list its items.")
+    cols = [
+        Column(("metric",)),
+        Column(("n",)),
+        Column(("score",)),
+        Column(("95 % CI",)),
+        Column(("chance / majority",)),
+        Column(("papers' models",)),
+    ]
+    t = Table(
+        table_id,
+        "Headline: each benchmark's paper metric",
+        "profile",
+        ["benchmark", "mode · shots"],
+        cols,
+        caption="Scores in %, AccChg in points; 95 % CI over the items (a cluster "
+        "bootstrap for metrics over groups, blocks or pairs); chance and majority on the same "
+        "items; the papers' models where the protocol is the same (task, mode, shots, metric, "
+        "chat template): your rank among them and their range (the tables below name them). "
+        "Click a score to list its items.",
+    )
     for r in rows:
         n = f"{r.n}" + (f" of {r.full}" if r.subset and r.full else "")
         ci = f"{pct(r.ci[0])}–{pct(r.ci[1])}" if r.ci else "–"
-        floor = f"{pct(r.chance)} / {pct(r.majority)}" if r.chance is not None or r.majority is not None else "–"
-        t.rows.append(Row([r.name, f"{r.mode} · {r.shots}-shot"], [
-            Cell(r.metric), Cell(n),
-            Cell(r.value if r.value is not None else float("nan"), r.seed_sd,
-                 max(2, len(r.seeds)) if r.seed_sd is not None else 1, 1, r.ref),
-            Cell(ci), Cell(floor), Cell(_papers_text(r))]))
+        floor = (
+            f"{pct(r.chance)} / {pct(r.majority)}"
+            if r.chance is not None or r.majority is not None
+            else "–"
+        )
+        t.rows.append(
+            Row(
+                [r.name, f"{r.mode} · {r.shots}-shot"],
+                [
+                    Cell(r.metric),
+                    Cell(n),
+                    Cell(
+                        r.value if r.value is not None else float("nan"),
+                        r.seed_sd,
+                        max(2, len(r.seeds)) if r.seed_sd is not None else 1,
+                        1,
+                        r.ref,
+                    ),
+                    Cell(ci),
+                    Cell(floor),
+                    Cell(_papers_text(r)),
+                ],
+            )
+        )
     subs = sorted({f"{r.name}: {r.subset}" for r in rows if r.subset})
     if subs:
-        t.notes.append("Subsets: " + "; ".join(subs) + ". A paper's number is on its whole test "
-                       "set: compare within the CI.")
+        t.notes.append(
+            "Subsets: " + "; ".join(subs) + ". A paper's number is on its whole test "
+            "set: compare within the CI."
+        )
     return t
 
 
 def phenomena_table(phen: Sequence[Phenomenon], run_index: int = 0) -> Table:
-    cols = [Column(("condition",)), Column(("score",)), Column(("n",)), Column(("vs.",)),
-            Column(("score ",), "ref score"), Column(("Δ",))]
-    t = Table("profile-phenomena", "Negation phenomena across benchmarks", "profile",
-              ["benchmark: phenomenon"], cols,
-              caption="Each row contrasts a condition with a reference on the same items (%, Δ in "
-                      "points). Click a score to list the items behind it.")
+    cols = [
+        Column(("condition",)),
+        Column(("score",)),
+        Column(("n",)),
+        Column(("vs.",)),
+        Column(("score ",), "ref score"),
+        Column(("Δ",)),
+    ]
+    t = Table(
+        "profile-phenomena",
+        "Negation phenomena across benchmarks",
+        "profile",
+        ["benchmark: phenomenon"],
+        cols,
+        caption="Each row contrasts a condition with a reference on the same items (%, Δ in "
+        "points). Click a score to list the items behind it.",
+    )
     for p in phen:
         c, r = p.condition, p.reference
         c.ref.run = run_index
         if r is not None:
             r.ref.run = run_index
-        t.rows.append(Row([f"{p.benchmark}: {p.name}"], [
-            Cell(c.label), Cell(c.value, c.sd, 2 if c.sd is not None else 1, 1, c.ref), Cell(str(c.n)),
-            Cell(r.label) if r else None,
-            Cell(r.value, r.sd, 2 if r.sd is not None else 1, 1, r.ref) if r else None,
-            Cell(p.delta, digits=1) if p.delta is not None else None]))
+        t.rows.append(
+            Row(
+                [f"{p.benchmark}: {p.name}"],
+                [
+                    Cell(c.label),
+                    Cell(c.value, c.sd, 2 if c.sd is not None else 1, 1, c.ref),
+                    Cell(str(c.n)),
+                    Cell(r.label) if r else None,
+                    Cell(r.value, r.sd, 2 if r.sd is not None else 1, 1, r.ref) if r else None,
+                    Cell(p.delta, digits=1) if p.delta is not None else None,
+                ],
+            )
+        )
     return t
 
 
@@ -318,16 +435,40 @@ def standing_tables(rows: Sequence[HeadlineRow], label: str) -> list[Table]:
     for i, r in enumerate(rows):
         if not r.papers or r.value is None:
             continue
-        t = Table(f"profile-standing-{i}", f"{r.title} · {r.task} · {r.mode} · {r.shots}-shot: "
-                  f"{r.metric} beside the papers' models", r.benchmark, ["model"],
-                  [Column(("score",)), Column(("source",))],
-                  caption="Ranked by score; your model's row is the dark one. The papers ran their "
-                          "whole test set" + (f"; this profile ran {r.n} items" if r.subset else "") + ".")
-        entries = [(p.value, Row([p.model + (" (average)" if p.kind == "average" else "")],
-                                 [Cell(p.value, digits=1), Cell(p.source + (f" · {p.notes}" if p.notes else ""))],
-                                 "paper")) for p in r.papers]
-        entries.append((r.value, Row([f"{label} (this profile)"], [Cell(r.value, digits=1, ref=r.ref),
-                                                                   Cell(r.subset or "all items")], "run")))
+        t = Table(
+            f"profile-standing-{i}",
+            f"{r.title} · {r.task} · {r.mode} · {r.shots}-shot: "
+            f"{r.metric} beside the papers' models",
+            r.benchmark,
+            ["model"],
+            [Column(("score",)), Column(("source",))],
+            caption="Ranked by score; your model's row is the dark one. The papers ran their "
+            "whole test set" + (f"; this profile ran {r.n} items" if r.subset else "") + ".",
+        )
+        entries = [
+            (
+                p.value,
+                Row(
+                    [p.model + (" (average)" if p.kind == "average" else "")],
+                    [
+                        Cell(p.value, digits=1),
+                        Cell(p.source + (f" · {p.notes}" if p.notes else "")),
+                    ],
+                    "paper",
+                ),
+            )
+            for p in r.papers
+        ]
+        entries.append(
+            (
+                r.value,
+                Row(
+                    [f"{label} (this profile)"],
+                    [Cell(r.value, digits=1, ref=r.ref), Cell(r.subset or "all items")],
+                    "run",
+                ),
+            )
+        )
         for _, row in sorted(entries, key=lambda e: -e[0]):
             t.rows.append(row)
         out.append(t)
@@ -340,26 +481,47 @@ def not_run(manifest: Mapping[str, Any]) -> list[dict]:
     for b in manifest.get("benchmarks", []):
         for p in b.get("parts", []):
             for m in p.get("missing", []):
-                out.append({"benchmark": b["key"], "task": m["task"], "status": "no data",
-                            "why": m["message"], "how": b.get("how_to_get") or m.get("fix", "")})
+                out.append(
+                    {
+                        "benchmark": b["key"],
+                        "task": m["task"],
+                        "status": "no data",
+                        "why": m["message"],
+                        "how": b.get("how_to_get") or m.get("fix", ""),
+                    }
+                )
             if p.get("status") in ("unsupported", "failed", "pending"):
-                out.append({"benchmark": b["key"], "task": ", ".join(p["spec"]["tasks"]),
-                            "status": {"pending": "not finished"}.get(p["status"], p["status"]),
-                            "why": p.get("message", "the profile stopped before this part"),
-                            "how": p.get("fix", "rerun the same command to resume")})
+                out.append(
+                    {
+                        "benchmark": b["key"],
+                        "task": ", ".join(p["spec"]["tasks"]),
+                        "status": {"pending": "not finished"}.get(p["status"], p["status"]),
+                        "why": p.get("message", "the profile stopped before this part"),
+                        "how": p.get("fix", "rerun the same command to resume"),
+                    }
+                )
     return out
 
 
 def not_run_table(items: Sequence[Mapping[str, str]]) -> Table:
-    t = Table("profile-not-run", "Not run: what is missing and how to get it", "profile",
-              ["benchmark", "task"], [Column(("status",)), Column(("why",)), Column(("how to get it / fix",))])
+    t = Table(
+        "profile-not-run",
+        "Not run: what is missing and how to get it",
+        "profile",
+        ["benchmark", "task"],
+        [Column(("status",)), Column(("why",)), Column(("how to get it / fix",))],
+    )
     for m in items:
-        t.rows.append(Row([m["benchmark"], m["task"]], [Cell(m["status"]), Cell(m["why"]), Cell(m["how"])]))
+        t.rows.append(
+            Row([m["benchmark"], m["task"]], [Cell(m["status"]), Cell(m["why"]), Cell(m["how"])])
+        )
     return t
 
 
 # -- plots ------------------------------------------------------------------------------------------
-def glance_plot(series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = "profile-glance") -> Plot | None:
+def glance_plot(
+    series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = "profile-glance"
+) -> Plot | None:
     """Every headline score on one axis: the model(s) (dot, 95 % CI), chance (|), majority (◇)
     and the papers' models on the same protocol (grey dots)."""
     keys: list[tuple] = []
@@ -376,8 +538,13 @@ def glance_plot(series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = 
     plt = pyplot()
     groups = [[k for k in keys if not signed(k[4])], [k for k in keys if signed(k[4])]]
     groups = [g for g in groups if g]
-    fig, axes = plt.subplots(len(groups), 1, figsize=(9.2, 0.42 * len(keys) + 1.2 * len(groups) + 0.4),
-                             squeeze=False, gridspec_kw={"height_ratios": [len(g) + 1 for g in groups]})
+    fig, axes = plt.subplots(
+        len(groups),
+        1,
+        figsize=(9.2, 0.42 * len(keys) + 1.2 * len(groups) + 0.4),
+        squeeze=False,
+        gridspec_kw={"height_ratios": [len(g) + 1 for g in groups]},
+    )
     for ax, ks in zip(axes[:, 0], groups):
         sgn = signed(ks[0][4])
         for i, k in enumerate(ks):
@@ -389,8 +556,15 @@ def glance_plot(series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = 
             if any_row.chance is not None:
                 ax.scatter([any_row.chance], [y], marker="|", s=260, color="k", zorder=3)
             if any_row.majority is not None:
-                ax.scatter([any_row.majority], [y], marker="D", s=22, facecolor="none",
-                           edgecolor="k", zorder=3)
+                ax.scatter(
+                    [any_row.majority],
+                    [y],
+                    marker="D",
+                    s=22,
+                    facecolor="none",
+                    edgecolor="k",
+                    zorder=3,
+                )
             for j, (label, _) in enumerate(series):
                 hr = by[k].get(label)
                 if hr is None or hr.value is None:
@@ -399,10 +573,22 @@ def glance_plot(series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = 
                 err = None
                 if hr.ci:
                     err = [[max(0.0, hr.value - hr.ci[0])], [max(0.0, hr.ci[1] - hr.value)]]
-                ax.errorbar([hr.value], [y - off], xerr=err, fmt=MARKERS[j % len(MARKERS)], ms=6,
-                            color=COLORS[j % len(COLORS)], capsize=3, lw=1.4, zorder=4)
-        ax.set_yticks([-i for i in range(len(ks))],
-                      [f"{next(iter(by[k].values())).label}\n{k[4]}" for k in ks], fontsize=8)
+                ax.errorbar(
+                    [hr.value],
+                    [y - off],
+                    xerr=err,
+                    fmt=MARKERS[j % len(MARKERS)],
+                    ms=6,
+                    color=COLORS[j % len(COLORS)],
+                    capsize=3,
+                    lw=1.4,
+                    zorder=4,
+                )
+        ax.set_yticks(
+            [-i for i in range(len(ks))],
+            [f"{next(iter(by[k].values())).label}\n{k[4]}" for k in ks],
+            fontsize=8,
+        )
         ax.set_ylim(-len(ks) + 0.5, 0.6)
         if sgn:
             ax.axvline(0, color="k", lw=0.8)
@@ -411,27 +597,60 @@ def glance_plot(series: Sequence[tuple[str, Sequence[HeadlineRow]]], pid: str = 
             ax.set_xlim(0, 100)
             ax.set_xlabel("score (%)")
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(handles=_glance_legend(series), loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  fontsize=7, frameon=False)
+        ax.legend(
+            handles=_glance_legend(series),
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            fontsize=7,
+            frameon=False,
+        )
     title = "Negation profile: " + ", ".join(label for label, _ in series)
-    return finish_plot(fig, pid, title, "profile_glance",
-                       "Each benchmark's headline score with its 95 % CI, beside chance (|), the "
-                       "majority answer (◇) and the papers' models on the same protocol (grey).")
+    return finish_plot(
+        fig,
+        pid,
+        title,
+        "profile_glance",
+        "Each benchmark's headline score with its 95 % CI, beside chance (|), the "
+        "majority answer (◇) and the papers' models on the same protocol (grey).",
+    )
 
 
 def _glance_legend(series: Sequence[tuple[str, Sequence[HeadlineRow]]]) -> list:
     from matplotlib.lines import Line2D
-    hs = [Line2D([], [], marker=MARKERS[j % len(MARKERS)], color=COLORS[j % len(COLORS)], ls="-",
-                 lw=1.4, ms=6, label=f"{label} (95 % CI)") for j, (label, _) in enumerate(series)]
-    hs += [Line2D([], [], marker="o", color="#9aa1ad", ls="none", ms=4, label="papers' models"),
-           Line2D([], [], marker="|", color="k", ls="none", ms=12, label="chance"),
-           Line2D([], [], marker="D", markerfacecolor="none", markeredgecolor="k", ls="none", ms=5,
-                  label="majority answer")]
+
+    hs = [
+        Line2D(
+            [],
+            [],
+            marker=MARKERS[j % len(MARKERS)],
+            color=COLORS[j % len(COLORS)],
+            ls="-",
+            lw=1.4,
+            ms=6,
+            label=f"{label} (95 % CI)",
+        )
+        for j, (label, _) in enumerate(series)
+    ]
+    hs += [
+        Line2D([], [], marker="o", color="#9aa1ad", ls="none", ms=4, label="papers' models"),
+        Line2D([], [], marker="|", color="k", ls="none", ms=12, label="chance"),
+        Line2D(
+            [],
+            [],
+            marker="D",
+            markerfacecolor="none",
+            markeredgecolor="k",
+            ls="none",
+            ms=5,
+            label="majority answer",
+        ),
+    ]
     return hs
 
 
-def phenomena_plot(series: Sequence[tuple[str, Sequence[Phenomenon]]],
-                   pid: str = "profile-phenomena") -> Plot | None:
+def phenomena_plot(
+    series: Sequence[tuple[str, Sequence[Phenomenon]]], pid: str = "profile-phenomena"
+) -> Plot | None:
     """Each contrast as a dumbbell: the reference (open) and the condition (filled)."""
     keys: list[tuple] = []
     by: dict[tuple, dict[str, Phenomenon]] = {}
@@ -459,16 +678,23 @@ def phenomena_plot(series: Sequence[tuple[str, Sequence[Phenomenon]]],
             ax.plot([a, b], [y, y], color=color, lw=1.6, alpha=0.8, zorder=2)
             ax.scatter([a], [y], facecolor="white", edgecolor=color, s=28, zorder=3)
             ax.scatter([b], [y], color=color, s=28, zorder=3, label=label if i == 0 else None)
-    ax.set_yticks([-i for i in range(len(keys))], [f"{k[0]}: {k[1]}\nvs {k[2]}" for k in keys], fontsize=7)
+    ax.set_yticks(
+        [-i for i in range(len(keys))], [f"{k[0]}: {k[1]}\nvs {k[2]}" for k in keys], fontsize=7
+    )
     ax.set_ylim(-len(keys) + 0.5, 0.6)
     ax.set_xlim(0, 100)
     ax.set_xlabel("score (%): open = reference, filled = condition")
     ax.grid(axis="x", alpha=0.3)
     if len(series) > 1:
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
-    return finish_plot(fig, pid, "Negation phenomena", "profile_phenomena",
-                       "Each contrast from the table above: the reference condition (open circle) and "
-                       "the negation condition (filled); a long line is a large effect.")
+    return finish_plot(
+        fig,
+        pid,
+        "Negation phenomena",
+        "profile_phenomena",
+        "Each contrast from the table above: the reference condition (open circle) and "
+        "the negation condition (filled); a long line is a large effect.",
+    )
 
 
 # -- the page ---------------------------------------------------------------------------------------
@@ -483,9 +709,14 @@ class ProfileView:
     missing: list[dict]
 
 
-def view(folder: str | Path, manifest: Mapping[str, Any] | None = None, index: int = 0,
-         label: str | None = None) -> ProfileView:
+def view(
+    folder: str | Path,
+    manifest: Mapping[str, Any] | None = None,
+    index: int = 0,
+    label: str | None = None,
+) -> ProfileView:
     from negbench.profile.folder import read_manifest
+
     manifest = dict(manifest or read_manifest(folder))
     run = load_profile_run(folder, label=label, index=index)
     rows = headline_rows(run, manifest)
@@ -493,49 +724,72 @@ def view(folder: str | Path, manifest: Mapping[str, Any] | None = None, index: i
     for b in manifest.get("benchmarks", []):
         for p in b.get("parts", []):
             if p.get("status") == "done":
-                phen += phenomena(run, b["key"], list(p["spec"]["tasks"]), bool(p["spec"].get("pooled")))
-                break                                  # the first finished part's units
+                phen += phenomena(
+                    run, b["key"], list(p["spec"]["tasks"]), bool(p["spec"].get("pooled"))
+                )
+                break  # the first finished part's units
     return ProfileView(run, manifest, rows, phen, not_run(manifest))
 
 
 def summary_text(manifest: Mapping[str, Any]) -> str:
     """The headline as text (what ``negbench profile`` prints)."""
-    lines = [f"{'benchmark · mode · shots':<44} {'metric':<12} {'n':>6}  {'score':>6}  {'95% CI':<12} "
-             f"{'chance':>6}  papers' models"]
+    lines = [
+        f"{'benchmark · mode · shots':<44} {'metric':<12} {'n':>6}  {'score':>6}  {'95% CI':<12} "
+        f"{'chance':>6}  papers' models"
+    ]
     for r in manifest.get("headline", []):
         ci = f"{pct(r['ci95'][0])}–{pct(r['ci95'][1])}" if r.get("ci95") else "–"
         rank = r.get("rank")
         papers = f"rank {rank['rank']}/{rank['of']}" if rank else "–"
-        lines.append(f"{r['label'][:44]:<44} {r['metric'][:12]:<12} {r['n']:>6}  "
-                     f"{pct(r['value']):>6}  {ci:<12} {pct(r.get('chance')):>6}  {papers}")
+        lines.append(
+            f"{r['label'][:44]:<44} {r['metric'][:12]:<12} {r['n']:>6}  "
+            f"{pct(r['value']):>6}  {ci:<12} {pct(r.get('chance')):>6}  {papers}"
+        )
     if len(lines) == 1:
         lines = []
     for m in manifest.get("not_run", []):
-        lines.append(f"not run: {m['benchmark']} ({m['task']}): {m['status']}: {m['why']}\n"
-                     f"  how: {m['how']}")
+        lines.append(
+            f"not run: {m['benchmark']} ({m['task']}): {m['status']}: {m['why']}\n  how: {m['how']}"
+        )
     return "\n".join(lines)
 
 
-def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
-                       formats: Sequence[str] = ("html", "md", "json", "plots")) -> dict[str, str]:
+def write_profile_page(
+    folder: str | Path,
+    manifest: dict | None = None,
+    *,
+    formats: Sequence[str] = ("html", "md", "json", "plots"),
+) -> dict[str, str]:
     """Write the page (HTML, Markdown, the computed content into ``profile.json``), the model-card
     snippet and the lm-eval layout of a profile folder; returns the files written."""
     from negbench.evaluation.store import atomic_write_text
     from negbench.profile.folder import finished_parts, read_manifest, write_manifest
+
     folder = Path(folder)
     manifest = manifest if manifest is not None else read_manifest(folder)
     files: dict[str, str] = {}
-    if not finished_parts(manifest):                   # nothing ran: the page says what is missing
+    if not finished_parts(manifest):  # nothing ran: the page says what is missing
         missing = not_run(manifest)
         title = f"Negation profile of {manifest.get('model')} ({manifest.get('preset')} preset)"
-        notes = intro_notes(manifest, []) + ["No benchmark ran: the table below says why and how "
-                                             "to get the data."]
+        notes = intro_notes(manifest, []) + [
+            "No benchmark ran: the table below says why and how to get the data."
+        ]
         tables = [not_run_table(missing)] if missing else []
         if "html" in formats:
             from negbench.report.html import render
-            atomic_write_text(folder / "profile.html", render(
-                title=title, runs=[], tables=tables, plots=[], comparisons=[], samples=[],
-                notes=notes))
+
+            atomic_write_text(
+                folder / "profile.html",
+                render(
+                    title=title,
+                    runs=[],
+                    tables=tables,
+                    plots=[],
+                    comparisons=[],
+                    samples=[],
+                    notes=notes,
+                ),
+            )
             files["html"] = "profile.html"
         if "md" in formats:
             atomic_write_text(folder / "profile.md", markdown(title, notes, tables, [], []))
@@ -555,18 +809,32 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
     title = f"Negation profile of {label} ({manifest.get('preset')} preset)"
     notes = intro_notes(manifest, v.rows)
     from negbench.report.headlines import run_warnings, warning_text
-    saved = run_warnings([v.run])                      # what the runs found: a banner above all
+
+    saved = run_warnings([v.run])  # what the runs found: a banner above all
     banner = [warning_text(w) for w in saved]
     if "plots" in formats and plots:
         from negbench.report.plots import save
+
         save(plots, folder / "plots")
         files["plots"] = "plots/"
     if "html" in formats:
         from negbench.report.build import sample_views
         from negbench.report.html import render
-        atomic_write_text(folder / "profile.html", render(
-            title=title, runs=[v.run.summary()], tables=tables, plots=plots, comparisons=[],
-            samples=sample_views([v.run]), notes=notes, banner=banner, lead_plots=plots[:1]))
+
+        atomic_write_text(
+            folder / "profile.html",
+            render(
+                title=title,
+                runs=[v.run.summary()],
+                tables=tables,
+                plots=plots,
+                comparisons=[],
+                samples=sample_views([v.run]),
+                notes=notes,
+                banner=banner,
+                lead_plots=plots[:1],
+            ),
+        )
         files["html"] = "profile.html"
     if "md" in formats:
         atomic_write_text(folder / "profile.md", markdown(title, notes, tables, plots, banner))
@@ -574,9 +842,16 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
     files.update(write_interop(folder, v.run))
     if "plots" not in formats:
         from negbench.report.plots import close
+
         close(plots)
-    manifest.update(headline=[r.to_dict() for r in v.rows], phenomena=[p.to_dict() for p in v.phen],
-                    not_run=v.missing, run_warnings=saved, files=files, page_written=now())
+    manifest.update(
+        headline=[r.to_dict() for r in v.rows],
+        phenomena=[p.to_dict() for p in v.phen],
+        not_run=v.missing,
+        run_warnings=saved,
+        files=files,
+        page_written=now(),
+    )
     if "json" in formats:
         files["json"] = "profile.json"
     write_manifest(folder, manifest)
@@ -585,20 +860,32 @@ def write_profile_page(folder: str | Path, manifest: dict | None = None, *,
 
 def intro_notes(manifest: Mapping[str, Any], rows: Sequence[HeadlineRow]) -> list[str]:
     from negbench.profile.presets import PRESETS
+
     preset = manifest.get("preset", "")
     done = sum(1 for b in manifest.get("benchmarks", []) if b.get("status") in ("done", "partial"))
-    out = [f"Preset {preset}: {PRESETS.get(preset, '')}. {done} of "
-           f"{len(manifest.get('benchmarks', []))} benchmarks ran."]
+    out = [
+        f"Preset {preset}: {PRESETS.get(preset, '')}. {done} of "
+        f"{len(manifest.get('benchmarks', []))} benchmarks ran."
+    ]
     subs = [r for r in rows if r.subset]
     if subs:
-        out.append("Subset sizes (items) and the standard error of a proportion near 50 %: "
-                   + "; ".join(f"{r.title} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)"
-                               for r in subs) + ".")
+        out.append(
+            "Subset sizes (items) and the standard error of a proportion near 50 %: "
+            + "; ".join(
+                f"{r.title} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
+            )
+            + "."
+        )
     return out
 
 
-def markdown(title: str, notes: Sequence[str], tables: Sequence[Table], plots: Sequence[Plot],
-             warnings: Sequence[str]) -> str:
+def markdown(
+    title: str,
+    notes: Sequence[str],
+    tables: Sequence[Table],
+    plots: Sequence[Plot],
+    warnings: Sequence[str],
+) -> str:
     parts = [f"# {title}", ""] + [f"{n}\n" for n in notes]
     if warnings:
         parts += [f"## ⚠ Warnings ({len(warnings)})", ""] + [f"- **{w}**" for w in warnings] + [""]
@@ -618,9 +905,13 @@ def write_interop(folder: Path, run: ProfileRun) -> dict[str, str]:
     from negbench.evaluation.store import atomic_write_text
     from negbench.profile.lm_eval_layout import write_lm_eval
     from negbench.profile.model_card import model_card_markdown
+
     results = merged_results([run.results])
-    atomic_write_text(folder / "model_card.md", model_card_markdown(results, title="Negation profile"))
+    atomic_write_text(
+        folder / "model_card.md", model_card_markdown(results, title="Negation profile")
+    )
     import shutil
-    shutil.rmtree(folder / "lm-eval", ignore_errors=True)       # one results file: this profile's
+
+    shutil.rmtree(folder / "lm-eval", ignore_errors=True)  # one results file: this profile's
     path = write_lm_eval(results, folder / "lm-eval")
     return {"model_card": "model_card.md", "lm_eval": str(path.relative_to(folder))}

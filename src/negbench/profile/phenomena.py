@@ -19,6 +19,7 @@ the unit's records (group metrics: consistency, coherence, AccChg).  Phenomena a
 each benchmark's headline units: the first task (all tasks of a pooled part), the first mode,
 the fewest shots, every seed.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,9 @@ from negbench.report.tables import Ref, resolve_ref
 class Condition:
     label: str
     ref: Ref
-    value: float = float("nan")          # in percent (or points)
-    sd: float | None = None              # over seeds / pooled tasks
-    n: int = 0                           # records in the condition's population (per unit, summed)
+    value: float = float("nan")  # in percent (or points)
+    sd: float | None = None  # over seeds / pooled tasks
+    n: int = 0  # records in the condition's population (per unit, summed)
 
     def per_item(self) -> bool:
         """Whether the value is a mean of one 0/1 (or numeric) value per record (pairable)."""
@@ -43,7 +44,7 @@ class Condition:
 @dataclass
 class Phenomenon:
     benchmark: str
-    name: str                            # "standard vs local negation"
+    name: str  # "standard vs local negation"
     condition: Condition
     reference: Condition | None = None
     note: str = ""
@@ -59,19 +60,37 @@ class Phenomenon:
         def cond(c: Condition | None) -> dict | None:
             if c is None:
                 return None
-            return {"label": c.label, "value": None if math.isnan(c.value) else c.value,
-                    "sd": c.sd, "n": c.n, "ref": c.ref.to_dict()}
-        return {"benchmark": self.benchmark, "phenomenon": self.name,
-                "condition": cond(self.condition), "reference": cond(self.reference),
-                "delta": self.delta, "note": self.note}
+            return {
+                "label": c.label,
+                "value": None if math.isnan(c.value) else c.value,
+                "sd": c.sd,
+                "n": c.n,
+                "ref": c.ref.to_dict(),
+            }
+
+        return {
+            "benchmark": self.benchmark,
+            "phenomenon": self.name,
+            "condition": cond(self.condition),
+            "reference": cond(self.reference),
+            "delta": self.delta,
+            "note": self.note,
+        }
 
 
 # -- definitions -----------------------------------------------------------------------------------
-Spec = tuple[str, str, dict, dict | None, str | None]     # (label, stat, where, hit, field)
+Spec = tuple[str, str, dict, dict | None, str | None]  # (label, stat, where, hit, field)
 
 
-def _ref(run: Run, units: list[UnitResult], stat: str, where: dict, hit: dict | None,
-         field: str | None, replicate: str = "unit") -> Ref:
+def _ref(
+    run: Run,
+    units: list[UnitResult],
+    stat: str,
+    where: dict,
+    hit: dict | None,
+    field: str | None,
+    replicate: str = "unit",
+) -> Ref:
     return Ref(run.index, [u.name for u in units], stat, field, dict(where), hit, 100.0, replicate)
 
 
@@ -84,45 +103,83 @@ def _field(run: Run, units: list[UnitResult]) -> str:
 def _generated(u: UnitResult) -> bool:
     """Whether the unit's answers are generated text (an answer may then name no option)."""
     from negbench.tasks import get_task
+
     return get_task(u.task).mode(u.mode).formulation.kind == "generate"
 
 
 def _choice_types(run, units, bench) -> list[Phenomenon]:
     """Standard vs local negation: the share of items whose picked option is of each type."""
     name = "standard vs local negation"
-    std = Condition("standard negation picked", _ref(run, units, "share", {}, {"error_type": None}, None))
-    out = [Phenomenon(bench, name, Condition("local negation picked",
-                                             _ref(run, units, "share", {}, {"error_type": "local"}, None)), std,
-                      "share of all items; the paper's error analysis counts the same picks")]
+    std = Condition(
+        "standard negation picked", _ref(run, units, "share", {}, {"error_type": None}, None)
+    )
+    out = [
+        Phenomenon(
+            bench,
+            name,
+            Condition(
+                "local negation picked",
+                _ref(run, units, "share", {}, {"error_type": "local"}, None),
+            ),
+            std,
+            "share of all items; the paper's error analysis counts the same picks",
+        )
+    ]
     kinds = [("contradiction", "contradiction picked"), ("paraphrase", "paraphrase picked")]
     if any(_generated(u) for u in units):
         kinds.append(("format", "no option named"))
     for kind, label in kinds:
-        out.append(Phenomenon(bench, "other wrong picks", Condition(
-            label, _ref(run, units, "share", {}, {"error_type": kind}, None))))
+        out.append(
+            Phenomenon(
+                bench,
+                "other wrong picks",
+                Condition(label, _ref(run, units, "share", {}, {"error_type": kind}, None)),
+            )
+        )
     from negbench.tasks.registry import REGISTRY
+
     key = "choice2_type" if bench == "nubench" else "local_type"
     for sub, title in REGISTRY.get("subtype_labels", bench) or ():
         where = {f"meta.{key}": sub}
-        out.append(Phenomenon(bench, "local negation by clause", Condition(
-            f"{title}: local picked", _ref(run, units, "share", where, {"error_type": "local"}, None)),
-            Condition("standard picked",
-                      _ref(run, units, "share", where, {"error_type": None}, None))))
+        out.append(
+            Phenomenon(
+                bench,
+                "local negation by clause",
+                Condition(
+                    f"{title}: local picked",
+                    _ref(run, units, "share", where, {"error_type": "local"}, None),
+                ),
+                Condition(
+                    "standard picked", _ref(run, units, "share", where, {"error_type": None}, None)
+                ),
+            )
+        )
     return out
 
 
 def _diagnostics(run, units_of, bench) -> list[Phenomenon]:
     out = []
-    for neg, pos, what in (("kmmlu-neg", "kmmlu-pos", "KMMLU"),
-                           ("kobest-boolq-neg", "kobest-boolq", "KoBEST BoolQ")):
+    for neg, pos, what in (
+        ("kmmlu-neg", "kmmlu-pos", "KMMLU"),
+        ("kobest-boolq-neg", "kobest-boolq", "KoBEST BoolQ"),
+    ):
         a, b = units_of(neg), units_of(pos)
         if not a:
             continue
         fa = _field(run, a)
         cond = Condition(f"{what}, negated", _ref(run, a, "mean", {}, None, fa))
-        ref = Condition("affirmative", _ref(run, b, "mean", {}, None, _field(run, b))) if b else None
-        out.append(Phenomenon(bench, "negated vs affirmative questions", cond, ref,
-                              "" if b else f"{pos} not run (no data)"))
+        ref = (
+            Condition("affirmative", _ref(run, b, "mean", {}, None, _field(run, b))) if b else None
+        )
+        out.append(
+            Phenomenon(
+                bench,
+                "negated vs affirmative questions",
+                cond,
+                ref,
+                "" if b else f"{pos} not run (no data)",
+            )
+        )
     return out
 
 
@@ -131,57 +188,184 @@ def _notadataset(run, units, bench) -> list[Phenomenon]:
     neg = {"not": "affirmation"}
     out = []
     for dist, label in ((False, "w/o distractor"), (True, "with distractor")):
-        out.append(Phenomenon(bench, "negated vs affirmative sentences", Condition(
-            f"negated, {label}", _ref(run, units, "mean", {"meta.negation_type": neg, "meta.is_distractor": dist}, None, f)),
-            Condition("affirmative",
-                      _ref(run, units, "mean", {"meta.negation_type": "affirmation", "meta.is_distractor": dist}, None, f))))
-    out.append(Phenomenon(bench, "with vs without distractors", Condition(
-        "accuracy, with distractor", _ref(run, units, "mean", {"meta.is_distractor": True}, None, f)),
-        Condition("w/o distractor", _ref(run, units, "mean", {"meta.is_distractor": False}, None, f))))
-    out.append(Phenomenon(bench, "with vs without distractors", Condition(
-        "coherence, with distractor", _ref(run, units, "metric", {"meta.is_distractor": True}, None, "coherence_w_distractor")),
-        Condition("w/o distractor",
-                  _ref(run, units, "metric", {"meta.is_distractor": False}, None, "coherence_wo_distractor")),
-        "coherence: every sentence of a block answered right (blocks the subset holds whole)"))
+        out.append(
+            Phenomenon(
+                bench,
+                "negated vs affirmative sentences",
+                Condition(
+                    f"negated, {label}",
+                    _ref(
+                        run,
+                        units,
+                        "mean",
+                        {"meta.negation_type": neg, "meta.is_distractor": dist},
+                        None,
+                        f,
+                    ),
+                ),
+                Condition(
+                    "affirmative",
+                    _ref(
+                        run,
+                        units,
+                        "mean",
+                        {"meta.negation_type": "affirmation", "meta.is_distractor": dist},
+                        None,
+                        f,
+                    ),
+                ),
+            )
+        )
+    out.append(
+        Phenomenon(
+            bench,
+            "with vs without distractors",
+            Condition(
+                "accuracy, with distractor",
+                _ref(run, units, "mean", {"meta.is_distractor": True}, None, f),
+            ),
+            Condition(
+                "w/o distractor", _ref(run, units, "mean", {"meta.is_distractor": False}, None, f)
+            ),
+        )
+    )
+    out.append(
+        Phenomenon(
+            bench,
+            "with vs without distractors",
+            Condition(
+                "coherence, with distractor",
+                _ref(
+                    run,
+                    units,
+                    "metric",
+                    {"meta.is_distractor": True},
+                    None,
+                    "coherence_w_distractor",
+                ),
+            ),
+            Condition(
+                "w/o distractor",
+                _ref(
+                    run,
+                    units,
+                    "metric",
+                    {"meta.is_distractor": False},
+                    None,
+                    "coherence_wo_distractor",
+                ),
+            ),
+            "coherence: every sentence of a block answered right (blocks the subset holds whole)",
+        )
+    )
     return out
 
 
 def _scone(run, units, bench) -> list[Phenomenon]:
     from negbench.tasks.scone.tasks import CONDITIONS
+
     f = _field(run, units)
-    base = Condition("no negation", _ref(run, units, "mean", {"meta.split": "no_negation"}, None, f))
-    return [Phenomenon(bench, "negation scope", Condition(
-        c.replace("_", " "), _ref(run, units, "mean", {"meta.split": c}, None, f)), base)
-        for c in CONDITIONS if c != "no_negation"]
+    base = Condition(
+        "no negation", _ref(run, units, "mean", {"meta.split": "no_negation"}, None, f)
+    )
+    return [
+        Phenomenon(
+            bench,
+            "negation scope",
+            Condition(c.replace("_", " "), _ref(run, units, "mean", {"meta.split": c}, None, f)),
+            base,
+        )
+        for c in CONDITIONS
+        if c != "no_negation"
+    ]
 
 
 def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
     from negbench.tasks.condaqa.tasks import EDITS
-    orig = Condition("original passage", _ref(run, units, "metric", {"meta.PassageEditID": 0}, None,
-                                              "acc_original", replicate))
-    out = [Phenomenon(bench, "edited vs original passage", Condition(
-        f"{EDITS[e]} edit", _ref(run, units, "metric", {"meta.PassageEditID": e}, None, f"acc_{EDITS[e]}",
-                                 replicate)), orig) for e in (1, 2, 3)]
+
+    orig = Condition(
+        "original passage",
+        _ref(run, units, "metric", {"meta.PassageEditID": 0}, None, "acc_original", replicate),
+    )
+    out = [
+        Phenomenon(
+            bench,
+            "edited vs original passage",
+            Condition(
+                f"{EDITS[e]} edit",
+                _ref(
+                    run,
+                    units,
+                    "metric",
+                    {"meta.PassageEditID": e},
+                    None,
+                    f"acc_{EDITS[e]}",
+                    replicate,
+                ),
+            ),
+            orig,
+        )
+        for e in (1, 2, 3)
+    ]
     acc = Condition("accuracy", _ref(run, units, "metric", {}, None, "accuracy", replicate))
-    out.append(Phenomenon(bench, "group consistency", Condition(
-        "all four passages right", _ref(run, units, "metric", {}, None, "consistency", replicate)), acc,
-        "a question counts when its answers on the original and all three edits are right"))
+    out.append(
+        Phenomenon(
+            bench,
+            "group consistency",
+            Condition(
+                "all four passages right",
+                _ref(run, units, "metric", {}, None, "consistency", replicate),
+            ),
+            acc,
+            "a question counts when its answers on the original and all three edits are right",
+        )
+    )
     for e in (1, 2, 3):
-        out.append(Phenomenon(bench, "group consistency", Condition(
-            f"original and {EDITS[e]} right",
-            _ref(run, units, "metric", {"meta.PassageEditID": [0, e]}, None, f"consistency_{EDITS[e]}", replicate))))
+        out.append(
+            Phenomenon(
+                bench,
+                "group consistency",
+                Condition(
+                    f"original and {EDITS[e]} right",
+                    _ref(
+                        run,
+                        units,
+                        "metric",
+                        {"meta.PassageEditID": [0, e]},
+                        None,
+                        f"consistency_{EDITS[e]}",
+                        replicate,
+                    ),
+                ),
+            )
+        )
     return out
 
 
 def _pairs(run, units, bench) -> list[Phenomenon]:
     from negbench.tasks.common.minimal_pairs import PAPER_SETS, SET_TITLES
+
     out = []
     for s in PAPER_SETS:
-        out.append(Phenomenon(bench, "minimal-pair accuracy change", Condition(
-            f"{SET_TITLES[s]}: Acc' (negation added)",
-            _ref(run, units, "metric", {"meta.type": {"not": "original"}}, None, f"{s}.acc_prime")),
-            Condition("Acc", _ref(run, units, "metric", {}, None, f"{s}.acc")),
-            "Δ = AccChg (JSTS-Neg §4.2), in points"))
+        out.append(
+            Phenomenon(
+                bench,
+                "minimal-pair accuracy change",
+                Condition(
+                    f"{SET_TITLES[s]}: Acc' (negation added)",
+                    _ref(
+                        run,
+                        units,
+                        "metric",
+                        {"meta.type": {"not": "original"}},
+                        None,
+                        f"{s}.acc_prime",
+                    ),
+                ),
+                Condition("Acc", _ref(run, units, "metric", {}, None, f"{s}.acc")),
+                "Δ = AccChg (JSTS-Neg §4.2), in points",
+            )
+        )
     return out
 
 
@@ -207,8 +391,10 @@ def phenomena(run: Run, bench: str, tasks: list[str], pooled: bool = False) -> l
     if bench in ("nubench", "konubench"):
         rows = _choice_types(run, units, bench)
     elif bench == "konubench-diagnostics":
+
         def units_of(t: str) -> list[UnitResult]:
             return headline_units(run, [t], False)
+
         rows = _diagnostics(run, units_of, bench)
     elif bench == "notadataset":
         rows = _notadataset(run, units, bench)
@@ -230,12 +416,17 @@ def phenomena(run: Run, bench: str, tasks: list[str], pooled: bool = False) -> l
 def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
     """Fill in a condition's value (percent), SD over replicates, and population size."""
     from negbench.report.load import matches, sample_view
+
     cache = {} if cache is None else cache
     c.value, c.sd = resolve_ref(run, c.ref, cache)
     n = 0
     for name in c.ref.units:
         u = run.units[name]
-        n += sum(1 for i, r in enumerate(run.samples(name)) if matches(sample_view(run, u, r, i), c.ref.where))
+        n += sum(
+            1
+            for i, r in enumerate(run.samples(name))
+            if matches(sample_view(run, u, r, i), c.ref.where)
+        )
     c.n = n
     return c
 
@@ -260,7 +451,7 @@ def paired_items(a: Run, b: Run, ref: Ref) -> tuple[list[float], list[float], li
                 elif r.get(ref.field) is not None:
                     out[(name, v["id"])] = float(r[ref.field])
         return out
+
     va, vb = values(a), values(b)
     keys = [k for k in va if k in vb]
     return [va[k] for k in keys], [vb[k] for k in keys], [k[1] for k in keys]
-

@@ -19,6 +19,7 @@ For each group of units (seeds pooled) and each unit:
 Pooling seeds in McNemar treats (seed, item) pairs as independent — the bootstrap, which resamples
 documents, is the one to trust for seed-averaged groups.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,8 +28,15 @@ from typing import Any, Sequence
 
 from negbench.errors import DataError
 from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, resample_ratios
-from negbench.report.load import (Run, benchmark_of, error_type, is_correct, pred_text, gold_text,
-                                  primary_metric)
+from negbench.report.load import (
+    Run,
+    benchmark_of,
+    error_type,
+    is_correct,
+    pred_text,
+    gold_text,
+    primary_metric,
+)
 
 SCHEMA = "negbench.compare/1"
 
@@ -39,22 +47,42 @@ def mcnemar(b: int, c: int) -> dict:
     if n == 0:
         return {"b": b, "c": c, "n_discordant": 0, "exact_p": 1.0, "chi2": 0.0, "chi2_p": 1.0}
     k = min(b, c)
-    exact = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+    exact = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
     chi2 = max(0, abs(b - c) - 1) ** 2 / n
-    return {"b": b, "c": c, "n_discordant": n, "exact_p": exact, "chi2": chi2,
-            "chi2_p": math.erfc(math.sqrt(chi2 / 2))}
+    return {
+        "b": b,
+        "c": c,
+        "n_discordant": n,
+        "exact_p": exact,
+        "chi2": chi2,
+        "chi2_p": math.erfc(math.sqrt(chi2 / 2)),
+    }
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence[Any] | None = None,
-                     n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                     alpha: float = 0.05) -> dict:
+def paired_bootstrap(
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[Any] | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    alpha: float = 0.05,
+) -> dict:
     """Bootstrap of mean(b − a) over paired items, resampling clusters (default: each item;
     :func:`negbench.evaluation.intervals.resample_ratios`)."""
     import numpy as np
+
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     if len(d) == 0:
-        return {"delta": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "p": 1.0,
-                "n_resamples": n_resamples, "seed": seed, "alpha": alpha, "n_clusters": 0}
+        return {
+            "delta": float("nan"),
+            "ci_low": float("nan"),
+            "ci_high": float("nan"),
+            "p": 1.0,
+            "n_resamples": n_resamples,
+            "seed": seed,
+            "alpha": alpha,
+            "n_clusters": 0,
+        }
     keys = list(range(len(d))) if clusters is None else list(clusters)
     index: dict[Any, int] = {}
     cl = np.array([index.setdefault(k, len(index)) for k in keys])
@@ -63,8 +91,16 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence[
     stats = resample_ratios(sums, cnts, n_resamples, seed)
     lo, hi = np.percentile(stats, [100 * alpha / 2, 100 * (1 - alpha / 2)])
     p = min(1.0, 2 * min(float(np.mean(stats <= 0)), float(np.mean(stats >= 0))))
-    return {"delta": float(d.mean()), "ci_low": float(lo), "ci_high": float(hi), "p": p,
-            "n_resamples": n_resamples, "seed": seed, "alpha": alpha, "n_clusters": len(sums)}
+    return {
+        "delta": float(d.mean()),
+        "ci_low": float(lo),
+        "ci_high": float(hi),
+        "p": p,
+        "n_resamples": n_resamples,
+        "seed": seed,
+        "alpha": alpha,
+        "n_clusters": len(sums),
+    }
 
 
 def _check_data(a: Run, b: Run, tasks: Sequence[str], force: bool) -> list[str]:
@@ -77,35 +113,50 @@ def _check_data(a: Run, b: Run, tasks: Sequence[str], force: bool) -> list[str]:
                 continue
             ha, hb = info.get("sha256"), y[split].get("sha256")
             if ha and hb and ha != hb:
-                msg = (f"task '{t}' split '{split}' holds different data in the two runs "
-                       f"(sha256 {ha[:12]}… vs {hb[:12]}…)")
+                msg = (
+                    f"task '{t}' split '{split}' holds different data in the two runs "
+                    f"(sha256 {ha[:12]}… vs {hb[:12]}…)"
+                )
                 if not force:
-                    raise DataError(msg, path=str(b.path / "results.json"),
-                                    fix="compare runs made on the same data, or pass --force to "
-                                        "pair items by doc_id anyway")
+                    raise DataError(
+                        msg,
+                        path=str(b.path / "results.json"),
+                        fix="compare runs made on the same data, or pass --force to "
+                        "pair items by doc_id anyway",
+                    )
                 warnings.append(msg)
     return warnings
 
 
-def compare_runs(a: Run, b: Run, tasks: Sequence[str] | None = None,
-                 n_resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED,
-                 alpha: float = 0.05, force: bool = False) -> dict:
+def compare_runs(
+    a: Run,
+    b: Run,
+    tasks: Sequence[str] | None = None,
+    n_resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    alpha: float = 0.05,
+    force: bool = False,
+) -> dict:
     """Per-sample comparison of run ``b`` against run ``a`` (schema ``negbench.compare/1``)."""
     ta, tb = a.tasks(), b.tasks()
     common = [t for t in ta if t in tb]
     if tasks:
         missing = [t for t in tasks if t not in common]
         if missing:
-            raise DataError(f"task(s) {', '.join(missing)} are not in both runs (A: "
-                            f"{', '.join(ta)}; B: {', '.join(tb)})",
-                            path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
-                            fix="choose tasks both runs evaluated")
+            raise DataError(
+                f"task(s) {', '.join(missing)} are not in both runs (A: "
+                f"{', '.join(ta)}; B: {', '.join(tb)})",
+                path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
+                fix="choose tasks both runs evaluated",
+            )
         common = [t for t in common if t in tasks]
     if not common:
-        raise DataError(f"the runs have different tasks (A: {', '.join(ta)}; B: {', '.join(tb)}), "
-                        "nothing to compare",
-                        path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
-                        fix="compare two runs of the same task(s)")
+        raise DataError(
+            f"the runs have different tasks (A: {', '.join(ta)}; B: {', '.join(tb)}), "
+            "nothing to compare",
+            path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
+            fix="compare two runs of the same task(s)",
+        )
     warnings = _check_data(a, b, common, force)
     skipped = []
     shared_units = []
@@ -120,9 +171,11 @@ def compare_runs(a: Run, b: Run, tasks: Sequence[str] | None = None,
         if u.task in common and name not in a.units:
             skipped.append({"unit": name, "reason": "only in B"})
     if not shared_units:
-        raise DataError("the runs share no unit (same task, mode, shots and seed) to pair",
-                        path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
-                        fix="compare runs made with the same --modes / --shots / --seeds")
+        raise DataError(
+            "the runs share no unit (same task, mode, shots and seed) to pair",
+            path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
+            fix="compare runs made with the same --modes / --shots / --seeds",
+        )
     groups: dict[tuple, list[str]] = {}
     for n in shared_units:
         u = a.units[n]
@@ -153,29 +206,64 @@ def compare_runs(a: Run, b: Run, tasks: Sequence[str] | None = None,
                 pb.append(sb)
                 if sa != sb:
                     ca, cb = is_correct(x, metric), is_correct(y, metric)
-                    flips.append({"group": gid, "unit": n, "doc_id": d,
-                                  "change": "gain" if sb > sa else "loss",
-                                  "a_score": sa, "b_score": sb,
-                                  "a_pred": pred_text(x), "b_pred": pred_text(y), "gold": gold_text(x),
-                                  "a_error_type": error_type(x, ca), "b_error_type": error_type(y, cb)})
-            unit_rows.append(_stats(n, task, mode, k, metric, [n], pa, pb, ids, n_resamples, seed, alpha))
+                    flips.append(
+                        {
+                            "group": gid,
+                            "unit": n,
+                            "doc_id": d,
+                            "change": "gain" if sb > sa else "loss",
+                            "a_score": sa,
+                            "b_score": sb,
+                            "a_pred": pred_text(x),
+                            "b_pred": pred_text(y),
+                            "gold": gold_text(x),
+                            "a_error_type": error_type(x, ca),
+                            "b_error_type": error_type(y, cb),
+                        }
+                    )
+            unit_rows.append(
+                _stats(n, task, mode, k, metric, [n], pa, pb, ids, n_resamples, seed, alpha)
+            )
             pa_all += pa
             pb_all += pb
             clusters += ids
         if not pa_all:
             continue
-        g = _stats(gid, task, mode, k, metric, [r["id"] for r in unit_rows], pa_all, pb_all,
-                   clusters, n_resamples, seed, alpha)
+        g = _stats(
+            gid,
+            task,
+            mode,
+            k,
+            metric,
+            [r["id"] for r in unit_rows],
+            pa_all,
+            pb_all,
+            clusters,
+            n_resamples,
+            seed,
+            alpha,
+        )
         out_groups.append(g)
         for r in unit_rows:
             r["group"] = gid
         out_units += unit_rows
-    return {"schema": SCHEMA, "a": a.summary(), "b": b.summary(),
-            "settings": {"bootstrap_resamples": n_resamples, "seed": seed, "alpha": alpha,
-                         "pairing": "doc_id within units of the same name; the bootstrap "
-                                    "resamples documents (all seeds of a document together)"},
-            "groups": out_groups, "units": out_units, "flips": flips, "skipped": skipped,
-            "warnings": warnings}
+    return {
+        "schema": SCHEMA,
+        "a": a.summary(),
+        "b": b.summary(),
+        "settings": {
+            "bootstrap_resamples": n_resamples,
+            "seed": seed,
+            "alpha": alpha,
+            "pairing": "doc_id within units of the same name; the bootstrap "
+            "resamples documents (all seeds of a document together)",
+        },
+        "groups": out_groups,
+        "units": out_units,
+        "flips": flips,
+        "skipped": skipped,
+        "warnings": warnings,
+    }
 
 
 def _score(rec: dict, metric: str | None) -> float:
@@ -185,9 +273,20 @@ def _score(rec: dict, metric: str | None) -> float:
     return float(bool(c))
 
 
-def _stats(id_: str, task: str, mode: str, shots: int, metric: str | None, units: list[str],
-           pa: list[float], pb: list[float], clusters: list, n_resamples: int, seed: int,
-           alpha: float) -> dict:
+def _stats(
+    id_: str,
+    task: str,
+    mode: str,
+    shots: int,
+    metric: str | None,
+    units: list[str],
+    pa: list[float],
+    pb: list[float],
+    clusters: list,
+    n_resamples: int,
+    seed: int,
+    alpha: float,
+) -> dict:
     n = len(pa)
     binary = all(v in (0.0, 1.0) for v in pa + pb)
     both = sum(1 for x, y in zip(pa, pb) if x == 1 and y == 1) if binary else None
@@ -197,12 +296,27 @@ def _stats(id_: str, task: str, mode: str, shots: int, metric: str | None, units
     mc = mcnemar(losses, gains) if binary else None
     boot = paired_bootstrap(pa, pb, clusters, n_resamples, seed, alpha)
     am, bm = sum(pa) / n, sum(pb) / n
-    return {"id": id_, "task": task, "benchmark": benchmark_of(task), "mode": mode, "shots": shots,
-            "metric": metric, "units": units, "n_pairs": n, "n_docs": len(set(clusters)),
-            "a_mean": am, "b_mean": bm, "delta": bm - am, "both_correct": both,
-            "both_wrong": neither, "gains": gains, "losses": losses, "mcnemar": mc,
-            "bootstrap": boot,
-            "significant": bool(boot["p"] < alpha and (mc is None or mc["exact_p"] < alpha))}
+    return {
+        "id": id_,
+        "task": task,
+        "benchmark": benchmark_of(task),
+        "mode": mode,
+        "shots": shots,
+        "metric": metric,
+        "units": units,
+        "n_pairs": n,
+        "n_docs": len(set(clusters)),
+        "a_mean": am,
+        "b_mean": bm,
+        "delta": bm - am,
+        "both_correct": both,
+        "both_wrong": neither,
+        "gains": gains,
+        "losses": losses,
+        "mcnemar": mc,
+        "bootstrap": boot,
+        "significant": bool(boot["p"] < alpha and (mc is None or mc["exact_p"] < alpha)),
+    }
 
 
 # -- rendering ------------------------------------------------------------------------------------
@@ -213,17 +327,43 @@ def p_text(x: float | None) -> str:
 
 
 def comparison_rows(cmp: dict, level: str = "groups") -> tuple[list[str], list[list[str]]]:
-    head = ["task", "mode", "shots", "metric", "n", "A", "B", "Δ (B−A)", "gains", "losses",
-            "McNemar p (exact)", "bootstrap 95% CI", "bootstrap p", "sig."]
+    head = [
+        "task",
+        "mode",
+        "shots",
+        "metric",
+        "n",
+        "A",
+        "B",
+        "Δ (B−A)",
+        "gains",
+        "losses",
+        "McNemar p (exact)",
+        "bootstrap 95% CI",
+        "bootstrap p",
+        "sig.",
+    ]
     rows = []
     for g in cmp[level]:
         bt = g["bootstrap"]
-        rows.append([g["task"], g["mode"], str(g["shots"]), str(g["metric"]), str(g["n_pairs"]),
-                     f"{g['a_mean']:.3f}", f"{g['b_mean']:.3f}", f"{g['delta']:+.3f}",
-                     str(g["gains"]), str(g["losses"]),
-                     p_text(g["mcnemar"]["exact_p"]) if g["mcnemar"] else "–",
-                     f"[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]", p_text(bt["p"]),
-                     "yes" if g["significant"] else ""])
+        rows.append(
+            [
+                g["task"],
+                g["mode"],
+                str(g["shots"]),
+                str(g["metric"]),
+                str(g["n_pairs"]),
+                f"{g['a_mean']:.3f}",
+                f"{g['b_mean']:.3f}",
+                f"{g['delta']:+.3f}",
+                str(g["gains"]),
+                str(g["losses"]),
+                p_text(g["mcnemar"]["exact_p"]) if g["mcnemar"] else "–",
+                f"[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]",
+                p_text(bt["p"]),
+                "yes" if g["significant"] else "",
+            ]
+        )
     return head, rows
 
 
@@ -238,28 +378,45 @@ def flip_lines(f: dict, width: int = WRAP) -> list[str]:
     out = [f"- {f['unit']}, doc {f['doc_id']}: {f['change']}"]
     for label, text in (("A", f["a_pred"]), ("B", f["b_pred"]), ("gold", f["gold"])):
         text = "–" if text is None else str(text).replace("\r\n", "\n").replace("\n", " ⏎ ")
-        out += textwrap.wrap(f"{label}: {text}", width, initial_indent="  - ",
-                             subsequent_indent="    ", break_long_words=True,
-                             break_on_hyphens=False) or [f"  - {label}:"]
+        out += textwrap.wrap(
+            f"{label}: {text}",
+            width,
+            initial_indent="  - ",
+            subsequent_indent="    ",
+            break_long_words=True,
+            break_on_hyphens=False,
+        ) or [f"  - {label}:"]
     return out
 
 
 def to_markdown(cmp: dict, max_flips: int = 20) -> str:
     a, b = cmp["a"]["label"], cmp["b"]["label"]
     head, rows = comparison_rows(cmp)
-    lines = [f"**Comparison: A = {a}, B = {b}** (gains = wrong in A, right in B; losses = the "
-             f"reverse; sig. = bootstrap and McNemar p < {cmp['settings']['alpha']})", "",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [
+        f"**Comparison: A = {a}, B = {b}** (gains = wrong in A, right in B; losses = the "
+        f"reverse; sig. = bootstrap and McNemar p < {cmp['settings']['alpha']})",
+        "",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     if cmp["flips"] and max_flips:
         shown = min(max_flips, len(cmp["flips"]))
-        lines += ["", f"Flipped items: {'' if shown == len(cmp['flips']) else f'first {shown} of '}"
-                      f"{len(cmp['flips'])} (answers in full)", ""]
+        lines += [
+            "",
+            f"Flipped items: {'' if shown == len(cmp['flips']) else f'first {shown} of '}"
+            f"{len(cmp['flips'])} (answers in full)",
+            "",
+        ]
         for f in cmp["flips"][:max_flips]:
             lines += flip_lines(f)
     for w in cmp["warnings"]:
         lines += ["", f"*warning: {w}*"]
     if cmp["skipped"]:
-        lines += ["", "*not compared: " + ", ".join(f"{s['unit']} ({s['reason']})"
-                                                    for s in cmp["skipped"]) + "*"]
+        lines += [
+            "",
+            "*not compared: "
+            + ", ".join(f"{s['unit']} ({s['reason']})" for s in cmp["skipped"])
+            + "*",
+        ]
     return "\n".join(lines)

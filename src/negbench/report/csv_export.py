@@ -8,6 +8,7 @@
   error_type, pred, gold, p_true;
 * ``comparisons.csv`` / ``flips.csv`` — the groups and the flipped items of each comparison.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,19 +41,85 @@ def to_csv(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return buf.getvalue()
 
 
-UNITS_HEADER = ("run", "label", "model", "task", "benchmark", "mode", "shots", "seed", "unit",
-                "metric", "value")
-GROUPS_HEADER = ("run", "label", "model", "task", "benchmark", "mode", "shots", "n_seeds", "metric",
-                 "mean", "sd")
+UNITS_HEADER = (
+    "run",
+    "label",
+    "model",
+    "task",
+    "benchmark",
+    "mode",
+    "shots",
+    "seed",
+    "unit",
+    "metric",
+    "value",
+)
+GROUPS_HEADER = (
+    "run",
+    "label",
+    "model",
+    "task",
+    "benchmark",
+    "mode",
+    "shots",
+    "n_seeds",
+    "metric",
+    "mean",
+    "sd",
+)
 TABLES_HEADER = ("table", "title", "row", "column", "value", "sd", "n", "text")
-SAMPLES_HEADER = ("run", "label", "unit", "task", "mode", "shots", "seed", "doc_id", "metric",
-                  "score", "correct", "error_type", "pred", "gold", "p_true")
-COMPARISONS_HEADER = ("comparison", "a", "b", "task", "mode", "shots", "metric", "n_pairs", "a_mean",
-                      "b_mean", "delta", "gains", "losses", "mcnemar_exact_p", "mcnemar_chi2",
-                      "mcnemar_chi2_p", "bootstrap_ci_low", "bootstrap_ci_high", "bootstrap_p",
-                      "significant")
-FLIPS_HEADER = ("comparison", "unit", "doc_id", "change", "a_score", "b_score", "a_pred", "b_pred",
-                "gold", "a_error_type", "b_error_type")
+SAMPLES_HEADER = (
+    "run",
+    "label",
+    "unit",
+    "task",
+    "mode",
+    "shots",
+    "seed",
+    "doc_id",
+    "metric",
+    "score",
+    "correct",
+    "error_type",
+    "pred",
+    "gold",
+    "p_true",
+)
+COMPARISONS_HEADER = (
+    "comparison",
+    "a",
+    "b",
+    "task",
+    "mode",
+    "shots",
+    "metric",
+    "n_pairs",
+    "a_mean",
+    "b_mean",
+    "delta",
+    "gains",
+    "losses",
+    "mcnemar_exact_p",
+    "mcnemar_chi2",
+    "mcnemar_chi2_p",
+    "bootstrap_ci_low",
+    "bootstrap_ci_high",
+    "bootstrap_p",
+    "significant",
+)
+FLIPS_HEADER = (
+    "comparison",
+    "unit",
+    "doc_id",
+    "change",
+    "a_score",
+    "b_score",
+    "a_pred",
+    "b_pred",
+    "gold",
+    "a_error_type",
+    "b_error_type",
+)
 
 
 def _numeric(v: Any) -> bool:
@@ -64,8 +131,19 @@ def unit_rows(runs: Sequence[Run]):
         for u in r.units.values():
             for m, v in u.metrics.items():
                 if _numeric(v):
-                    yield (r.index, r.label, r.model_spec, u.task, benchmark_of(u.task), u.mode,
-                           u.shots, u.seed, u.name, m, v)
+                    yield (
+                        r.index,
+                        r.label,
+                        r.model_spec,
+                        u.task,
+                        benchmark_of(u.task),
+                        u.mode,
+                        u.shots,
+                        u.seed,
+                        u.name,
+                        m,
+                        v,
+                    )
 
 
 def group_rows(runs: Sequence[Run]):
@@ -82,23 +160,56 @@ def group_rows(runs: Sequence[Run]):
                     continue
                 vals = [float(x.metrics[m]) for x in units if _numeric(x.metrics.get(m))]
                 mean = sum(vals) / len(vals) if vals else float("nan")
-                yield (r.index, r.label, r.model_spec, first.task, benchmark_of(first.task),
-                       first.mode, first.shots, len(vals), m, mean, sample_sd(vals) if vals else float("nan"))
+                yield (
+                    r.index,
+                    r.label,
+                    r.model_spec,
+                    first.task,
+                    benchmark_of(first.task),
+                    first.mode,
+                    first.shots,
+                    len(vals),
+                    m,
+                    mean,
+                    sample_sd(vals) if vals else float("nan"),
+                )
 
 
 def table_rows(tables):
     for t in tables:
         for _, _, row, col, c in t.cells():
-            yield (t.id, t.title, " / ".join(x for x in row.labels if x), col.label(),
-                   c.value if c.is_number() else "", c.sd, c.n, c.text())
+            yield (
+                t.id,
+                t.title,
+                " / ".join(x for x in row.labels if x),
+                col.label(),
+                c.value if c.is_number() else "",
+                c.sd,
+                c.n,
+                c.text(),
+            )
 
 
 def sample_rows(runs: Sequence[Run], views: Sequence[dict]):
     labels = {r.index: r.label for r in runs}
     for v in views:
-        yield (v["r"], labels.get(v["r"], ""), v["u"], v["task"], v["mode"], v["shots"], v["seed"],
-               v["id"], v["metric"], v["score"], v["correct"], v["error_type"], v["pred"], v["gold"],
-               v.get("p_true"))
+        yield (
+            v["r"],
+            labels.get(v["r"], ""),
+            v["u"],
+            v["task"],
+            v["mode"],
+            v["shots"],
+            v["seed"],
+            v["id"],
+            v["metric"],
+            v["score"],
+            v["correct"],
+            v["error_type"],
+            v["pred"],
+            v["gold"],
+            v.get("p_true"),
+        )
 
 
 def comparison_rows(cmps: Sequence[dict]):
@@ -106,30 +217,66 @@ def comparison_rows(cmps: Sequence[dict]):
         cid = c.get("_id", f"cmp{i}")
         for g in c["groups"]:
             mc, bt = g["mcnemar"] or {}, g["bootstrap"]
-            yield (cid, c["a"]["label"], c["b"]["label"], g["task"], g["mode"], g["shots"], g["metric"],
-                   g["n_pairs"], g["a_mean"], g["b_mean"], g["delta"], g["gains"], g["losses"],
-                   mc.get("exact_p"), mc.get("chi2"), mc.get("chi2_p"), bt["ci_low"], bt["ci_high"],
-                   bt["p"], g["significant"])
+            yield (
+                cid,
+                c["a"]["label"],
+                c["b"]["label"],
+                g["task"],
+                g["mode"],
+                g["shots"],
+                g["metric"],
+                g["n_pairs"],
+                g["a_mean"],
+                g["b_mean"],
+                g["delta"],
+                g["gains"],
+                g["losses"],
+                mc.get("exact_p"),
+                mc.get("chi2"),
+                mc.get("chi2_p"),
+                bt["ci_low"],
+                bt["ci_high"],
+                bt["p"],
+                g["significant"],
+            )
 
 
 def flip_rows(cmps: Sequence[dict]):
     for i, c in enumerate(cmps):
         cid = c.get("_id", f"cmp{i}")
         for f in c["flips"]:
-            yield (cid, f["unit"], f["doc_id"], f["change"], f["a_score"], f["b_score"], f["a_pred"],
-                   f["b_pred"], f["gold"], f["a_error_type"], f["b_error_type"])
+            yield (
+                cid,
+                f["unit"],
+                f["doc_id"],
+                f["change"],
+                f["a_score"],
+                f["b_score"],
+                f["a_pred"],
+                f["b_pred"],
+                f["gold"],
+                f["a_error_type"],
+                f["b_error_type"],
+            )
 
 
-def write_all(folder: Path, runs: Sequence[Run], tables=(), views: Sequence[dict] = (),
-              comparisons: Sequence[dict] = ()) -> list[Path]:
+def write_all(
+    folder: Path,
+    runs: Sequence[Run],
+    tables=(),
+    views: Sequence[dict] = (),
+    comparisons: Sequence[dict] = (),
+) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     files = []
-    for name, header, rows in (("units.csv", UNITS_HEADER, unit_rows(runs)),
-                               ("groups.csv", GROUPS_HEADER, group_rows(runs)),
-                               ("tables.csv", TABLES_HEADER, table_rows(tables)),
-                               ("samples.csv", SAMPLES_HEADER, sample_rows(runs, views)),
-                               ("comparisons.csv", COMPARISONS_HEADER, comparison_rows(comparisons)),
-                               ("flips.csv", FLIPS_HEADER, flip_rows(comparisons))):
+    for name, header, rows in (
+        ("units.csv", UNITS_HEADER, unit_rows(runs)),
+        ("groups.csv", GROUPS_HEADER, group_rows(runs)),
+        ("tables.csv", TABLES_HEADER, table_rows(tables)),
+        ("samples.csv", SAMPLES_HEADER, sample_rows(runs, views)),
+        ("comparisons.csv", COMPARISONS_HEADER, comparison_rows(comparisons)),
+        ("flips.csv", FLIPS_HEADER, flip_rows(comparisons)),
+    ):
         if name in ("tables.csv",) and not tables:
             continue
         if name in ("samples.csv",) and not views:

@@ -2,6 +2,7 @@
 the benchmark's paper with its 95 % interval, n of the full set and whether it is a subset (the
 "Headline" table), a line under each paper table with the same for the units it shows, and the
 warnings the runs saved (a banner)."""
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,13 @@ def _group(run: Run, name: str) -> tuple[dict, dict]:
     if not head:
         metrics = first.get("metrics") or {}
         metric = next((m for m in ("exact_match", "acc", "accuracy") if m in metrics), "")
-        head = {"metric": metric, "mean": (g.get("metrics") or {}).get(metric, {}).get("mean"),
-                "ci95": None, "n": metrics.get("n"), "seeds": len(units)}
+        head = {
+            "metric": metric,
+            "mean": (g.get("metrics") or {}).get(metric, {}).get("mean"),
+            "ci95": None,
+            "n": metrics.get("n"),
+            "seeds": len(units),
+        }
     subset = g.get("subset") or first.get("subset") or {}
     if not subset:
         n = int((first.get("metrics") or {}).get("n") or 0)
@@ -47,16 +53,20 @@ def _group(run: Run, name: str) -> tuple[dict, dict]:
 def headline_table(runs: Sequence[Run]) -> Table:
     """One row per run and group (task.mode.shots), seeds; n of the full set, subset or not;
     the headline metric, its value (mean over seeds, ± SD) and 95 % interval."""
-    cols = [Column(("n of full",)), Column(("metric",)), Column(("value",)),
-            Column(("95 % CI",))]
-    t = Table("headline", "Headline metric per unit: n, subset, 95 % CI", "all",
-              ["run", "task.mode.shots"], cols,
-              caption="Each benchmark's paper metric for the task and mode (mean ± SD over "
-                      "seeds). * a subset (its rule below). 95 % CI: Wilson, with the effective "
-                      "n of the benchmark's units where items come in units (contrast groups, "
-                      "blocks, minimal pairs; a document under several seeds); a cluster "
-                      "bootstrap for AccChg (10,000 resamples, seed 0); – where undefined.",
-              paper="")
+    cols = [Column(("n of full",)), Column(("metric",)), Column(("value",)), Column(("95 % CI",))]
+    t = Table(
+        "headline",
+        "Headline metric per unit: n, subset, 95 % CI",
+        "all",
+        ["run", "task.mode.shots"],
+        cols,
+        caption="Each benchmark's paper metric for the task and mode (mean ± SD over "
+        "seeds). * a subset (its rule below). 95 % CI: Wilson, with the effective "
+        "n of the benchmark's units where items come in units (contrast groups, "
+        "blocks, minimal pairs; a document under several seeds); a cluster "
+        "bootstrap for AccChg (10,000 resamples, seed 0); – where undefined.",
+        paper="",
+    )
     rules: dict[str, str] = {}
     for r in runs:
         for name, g in (r.results.get("groups") or {}).items():
@@ -64,14 +74,21 @@ def headline_table(runs: Sequence[Run]) -> Table:
             mean = _num(head.get("mean"))
             sd = _num(head.get("sd"))
             seeds = int(head.get("seeds") or len(g.get("units") or []) or 1)
-            t.rows.append(Row([r.label, name + (f" ({seeds} seeds)" if seeds > 1 else "")],
-                              [Cell(f"{int(sub.get('n') or 0):,} of "
-                                    + (f"{int(sub['full']):,}" if sub.get("full") is not None
-                                       else "?")
-                                    + (" *" if sub.get("subset") else "")),
-                               Cell(str(head.get("metric") or "")),
-                               Cell(mean, sd=sd, n=seeds if sd is not None else 1, digits=4),
-                               Cell(_ci(head.get("ci95"), short=True))]))
+            t.rows.append(
+                Row(
+                    [r.label, name + (f" ({seeds} seeds)" if seeds > 1 else "")],
+                    [
+                        Cell(
+                            f"{int(sub.get('n') or 0):,} of "
+                            + (f"{int(sub['full']):,}" if sub.get("full") is not None else "?")
+                            + (" *" if sub.get("subset") else "")
+                        ),
+                        Cell(str(head.get("metric") or "")),
+                        Cell(mean, sd=sd, n=seeds if sd is not None else 1, digits=4),
+                        Cell(_ci(head.get("ci95"), short=True)),
+                    ],
+                )
+            )
             if sub.get("subset"):
                 rules.setdefault(f"{r.label}: {g.get('task')}", str(sub.get("rule") or ""))
     t.notes = [f"* {k}: {v}" for k, v in rules.items()]
@@ -95,15 +112,18 @@ def size_note(table: Table, runs: Sequence[Run]) -> str | None:
     if not seen:
         return None
     parts = []
-    for (ri, group) in list(seen)[:MAX_NOTE_LINES]:
+    for ri, group in list(seen)[:MAX_NOTE_LINES]:
         run = by_index[ri]
         head, sub = _group(run, group)
         mean = _num(head.get("mean"))
         full = f" of {int(sub['full']):,}" if sub.get("full") is not None else ""
         tag = " (subset)" if sub.get("subset") else ""
         who = f"{run.label}: {group}" if len(runs) > 1 else group
-        parts.append(f"{who} n = {int(sub.get('n') or 0):,}{full}{tag}, {head.get('metric')} "
-                     + ("–" if mean is None else f"{mean:.3f}") + f" {_ci(head.get('ci95'))}")
+        parts.append(
+            f"{who} n = {int(sub.get('n') or 0):,}{full}{tag}, {head.get('metric')} "
+            + ("–" if mean is None else f"{mean:.3f}")
+            + f" {_ci(head.get('ci95'))}"
+        )
     more = len(seen) - MAX_NOTE_LINES
     text = "n and 95 % CI: " + "; ".join(parts)
     if more > 0:
@@ -114,6 +134,7 @@ def size_note(table: Table, runs: Sequence[Run]) -> str | None:
 def run_warnings(runs: Sequence[Run]) -> list[dict]:
     """Every warning the runs saved, with the run's label ({run, unit, kind, message, fix})."""
     from negbench.evaluation.run_warnings import RunWarning
+
     out = []
     for r in runs:
         for w in r.results.get("warnings") or []:
@@ -124,5 +145,6 @@ def run_warnings(runs: Sequence[Run]) -> list[dict]:
 
 def warning_text(w: dict) -> str:
     unit = f"{w['unit']}: " if w.get("unit") else ""
-    return (f"[{w['kind']}] {w['run']}: {unit}{w['message']}"
-            + (f" — {w['fix']}" if w.get("fix") else ""))
+    return f"[{w['kind']}] {w['run']}: {unit}{w['message']}" + (
+        f" — {w['fix']}" if w.get("fix") else ""
+    )

@@ -5,6 +5,7 @@ browser (filter by run, benchmark, task, mode, shots, correct / incorrect, error
 No network: CSS, JavaScript, data and plots are inline.  The browser's state lives in the URL
 hash — ``report.html#filter=incorrect&task=nubench&error=local`` or ``#ref=<cell id>`` — and is
 applied on load, so a filtered view is a link (and a headless browser can check it)."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -172,8 +173,11 @@ setup(); state=parseHash(); render(); checkRender(); scrollToView();
 
 def _json_script(id_: str, obj: Any) -> str:
     text = to_json(obj, separators=(",", ":"), default=str)
-    return (f'<script type="application/json" id="{id_}">'
-            + text.replace("</", "<\\/").replace("<!--", "<\\!--") + "</script>")
+    return (
+        f'<script type="application/json" id="{id_}">'
+        + text.replace("</", "<\\/").replace("<!--", "<\\!--")
+        + "</script>"
+    )
 
 
 def _esc(s: Any) -> str:
@@ -187,98 +191,166 @@ def scroll_box(table_html: str) -> str:
 
 #: The comparison table's columns: the scores and the significance tests first (visible on a
 #: laptop screen), the gains / losses links and the metric name after them.
-COMPARE_HEAD = (("task", None), ("mode", None), ("shots", None), ("n", "paired items"),
-                ("A", None), ("B", None), ("Δ (B−A)", None),
-                ("McNemar p", "exact two-sided McNemar p over the discordant pairs"),
-                ("bootstrap 95% CI", "paired bootstrap percentile interval of Δ"),
-                ("boot. p", "paired bootstrap two-sided p"),
-                ("gains ✗→✓", "wrong in A, right in B (click to list them)"),
-                ("losses ✓→✗", "right in A, wrong in B (click to list them)"), ("metric", None))
+COMPARE_HEAD = (
+    ("task", None),
+    ("mode", None),
+    ("shots", None),
+    ("n", "paired items"),
+    ("A", None),
+    ("B", None),
+    ("Δ (B−A)", None),
+    ("McNemar p", "exact two-sided McNemar p over the discordant pairs"),
+    ("bootstrap 95% CI", "paired bootstrap percentile interval of Δ"),
+    ("boot. p", "paired bootstrap two-sided p"),
+    ("gains ✗→✓", "wrong in A, right in B (click to list them)"),
+    ("losses ✓→✗", "right in A, wrong in B (click to list them)"),
+    ("metric", None),
+)
 
 
 def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
     """A comparison as an HTML table; gains / losses cells link to the flipped items (refs are
     added to ``refs``)."""
     from negbench.report.compare import p_text
+
     a, b = cmp["a"], cmp["b"]
     titles = {"A": f"A = {a['label']}", "B": f"B = {b['label']}"}
-    h = [f'<table class="nb-table nb-cmp" id="{cid}"><thead><tr>'
-         + "".join(f'<th title="{_esc(t or titles.get(x, x))}">{_esc(x)}</th>' for x, t in COMPARE_HEAD)
-         + "</tr></thead><tbody>"]
+    h = [
+        f'<table class="nb-table nb-cmp" id="{cid}"><thead><tr>'
+        + "".join(
+            f'<th title="{_esc(t or titles.get(x, x))}">{_esc(x)}</th>' for x, t in COMPARE_HEAD
+        )
+        + "</tr></thead><tbody>"
+    ]
     for gi, g in enumerate(cmp["groups"]):
         bt = g["bootstrap"]
         cells = []
         for kind, n in (("gain", g["gains"]), ("loss", g["losses"])):
             rid = f"{cid}.g{gi}.{kind}"
-            refs[rid] = {"run": b["index"], "units": g["units"], "stat": "count", "field": None,
-                         "where": {}, "hit": {f"flip.{cid}": kind}, "scale": 1.0, "replicate": "unit"}
-            cells.append(f'<td class="nb-cell" id="{rid}"><a class="nb-ref" href="#ref={rid}">{n}</a></td>')
+            refs[rid] = {
+                "run": b["index"],
+                "units": g["units"],
+                "stat": "count",
+                "field": None,
+                "where": {},
+                "hit": {f"flip.{cid}": kind},
+                "scale": 1.0,
+                "replicate": "unit",
+            }
+            cells.append(
+                f'<td class="nb-cell" id="{rid}"><a class="nb-ref" href="#ref={rid}">{n}</a></td>'
+            )
         sig = ' style="font-weight:700"' if g["significant"] else ""
-        long = ' class="nb-long"' if len(str(g["task"])) > 22 else ""     # notadataset[sample=…]: wraps
-        h.append(f"<tr{sig}><th{long}>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
-                 f"<td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
-                 f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>"
-                 f"<td>{p_text(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
-                 f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{p_text(bt['p'])}</td>"
-                 + "".join(cells) + f"<td class=\"nb-left\">{_esc(g['metric'])}</td></tr>")
+        long = (
+            ' class="nb-long"' if len(str(g["task"])) > 22 else ""
+        )  # notadataset[sample=…]: wraps
+        h.append(
+            f"<tr{sig}><th{long}>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
+            f"<td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
+            f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>"
+            f"<td>{p_text(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
+            f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{p_text(bt['p'])}</td>"
+            + "".join(cells)
+            + f'<td class="nb-left">{_esc(g["metric"])}</td></tr>'
+        )
     h.append("</tbody></table>")
     return scroll_box("".join(h))
 
 
-def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequence,
-           comparisons: Sequence[dict], samples: list[dict], warnings: Sequence[str] = (),
-           notes: Sequence[str] = (), sample_limit: int | None = None,
-           banner: Sequence[str] = (), headline=None, lead_plots: Sequence = ()) -> str:
+def render(
+    *,
+    title: str,
+    runs: Sequence[dict],
+    tables: Sequence,
+    plots: Sequence,
+    comparisons: Sequence[dict],
+    samples: list[dict],
+    warnings: Sequence[str] = (),
+    notes: Sequence[str] = (),
+    sample_limit: int | None = None,
+    banner: Sequence[str] = (),
+    headline=None,
+    lead_plots: Sequence = (),
+) -> str:
     """The page.  ``lead_plots``: figures shown first, right under the title (a profile's
     at-a-glance figure), and not again under Plots."""
     refs: dict[str, dict] = {}
     for t in tables:
         refs.update(t.refs())
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    out = ["<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-           f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
-           '<div id="nb-layout"><main id="nb-main">',
-           f"<h1>{_esc(title)}</h1>"]
+    out = [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(title)}</title><style>{CSS}</style></head><body>",
+        '<div id="nb-layout"><main id="nb-main">',
+        f"<h1>{_esc(title)}</h1>",
+    ]
     # a comparison page (negbench compare) has no tables or plots: no empty sections for them
     sections = not (comparisons and not tables and not plots)
-    out.append(f"<p class=\"mut\">negbench {__version__} · generated {now} · {len(runs)} run(s), "
-               + (f"{len(tables)} table(s), {len(plots)} plot(s), {len(samples)} samples. Click a "
-                  "table cell to list the samples behind it.</p>" if sections else
-                  f"{len(comparisons)} comparison(s), {len(samples)} samples. Click a gains or "
-                  "losses count to list the items that flipped.</p>"))
-    if banner:                              # the runs' own warnings: before anything else
-        out.append(f'<div class="nb-banner" role="alert"><b>⚠ {len(banner)} warning(s) saved with '
-                   "the runs: read them before the numbers.</b><ul>"
-                   + "".join(f"<li>{_esc(b)}</li>" for b in banner) + "</ul></div>")
+    out.append(
+        f'<p class="mut">negbench {__version__} · generated {now} · {len(runs)} run(s), '
+        + (
+            f"{len(tables)} table(s), {len(plots)} plot(s), {len(samples)} samples. Click a "
+            "table cell to list the samples behind it.</p>"
+            if sections
+            else f"{len(comparisons)} comparison(s), {len(samples)} samples. Click a gains or "
+            "losses count to list the items that flipped.</p>"
+        )
+    )
+    if banner:  # the runs' own warnings: before anything else
+        out.append(
+            f'<div class="nb-banner" role="alert"><b>⚠ {len(banner)} warning(s) saved with '
+            "the runs: read them before the numbers.</b><ul>"
+            + "".join(f"<li>{_esc(b)}</li>" for b in banner)
+            + "</ul></div>"
+        )
     toc = [("runs", "Runs")] + ([("tables", "Tables"), ("plots", "Plots")] if sections else [])
     if comparisons:
         toc.append(("comparisons", "Comparisons"))
     lead_ids = {p.id for p in lead_plots}
     for p in lead_plots:
-        out.append(f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
-                   f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>")
+        out.append(
+            f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
+            f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>"
+        )
     plots = [p for p in plots if p.id not in lead_ids]
-    out.append("<nav>" + "".join(f'<a href="#" onclick="document.getElementById(\'sec-{k}\')'
-                                 f'.scrollIntoView();return false;">{v}</a>' for k, v in toc) + "</nav>")
-    out.append('<h2 id="sec-runs">Runs</h2><div class="nb-scroll"><table class="nb-plain"><thead><tr><th>#</th><th>label</th>'
-               "<th>model</th><th>adapter</th><th>tasks</th><th>units</th><th>finished</th><th>git</th>"
-               "<th>folder</th></tr></thead><tbody>")
+    out.append(
+        "<nav>"
+        + "".join(
+            f'<a href="#" onclick="document.getElementById(\'sec-{k}\')'
+            f'.scrollIntoView();return false;">{v}</a>'
+            for k, v in toc
+        )
+        + "</nav>"
+    )
+    out.append(
+        '<h2 id="sec-runs">Runs</h2><div class="nb-scroll"><table class="nb-plain"><thead><tr><th>#</th><th>label</th>'
+        "<th>model</th><th>adapter</th><th>tasks</th><th>units</th><th>finished</th><th>git</th>"
+        "<th>folder</th></tr></thead><tbody>"
+    )
     for r in runs:
         git = r.get("git") or {}
-        gtxt = (str(git.get("commit") or "")[:10] + (" (dirty)" if git.get("dirty") else "")) if git else ""
+        gtxt = (
+            (str(git.get("commit") or "")[:10] + (" (dirty)" if git.get("dirty") else ""))
+            if git
+            else ""
+        )
         fin = str(r.get("finished") or "")
-        out.append(f"<tr><td>{r['index']}</td><td class=\"nb-wrap\">{_esc(r['label'])}</td>"
-                   f"<td class=\"nb-wrap nb-path\">{_esc(r['model'])}</td>"
-                   f"<td>{_esc(r.get('adapter') or '')}</td><td class=\"nb-wrap\">{_esc(', '.join(r['tasks']))}</td>"
-                   f"<td>{len(r['units'])}</td><td title=\"{_esc(fin)}\">{_esc(fin[:16].replace('T', ' '))}</td>"
-                   f"<td>{_esc(gtxt)}</td>"
-                   f'<td class="nb-wrap nb-path">{_esc(r["path"])}</td></tr>')
+        out.append(
+            f'<tr><td>{r["index"]}</td><td class="nb-wrap">{_esc(r["label"])}</td>'
+            f'<td class="nb-wrap nb-path">{_esc(r["model"])}</td>'
+            f'<td>{_esc(r.get("adapter") or "")}</td><td class="nb-wrap">{_esc(", ".join(r["tasks"]))}</td>'
+            f'<td>{len(r["units"])}</td><td title="{_esc(fin)}">{_esc(fin[:16].replace("T", " "))}</td>'
+            f"<td>{_esc(gtxt)}</td>"
+            f'<td class="nb-wrap nb-path">{_esc(r["path"])}</td></tr>'
+        )
     out.append("</tbody></table></div>")
     if headline is not None and headline.rows:
-        out.append(f"<h3>{_esc(headline.title)}</h3><p class=\"cap\">{_esc(headline.caption)}</p>"
-                   + scroll_box(headline.to_html())
-                   + "".join(f'<p class="cap">{_esc(n)}</p>' for n in headline.notes))
+        out.append(
+            f'<h3>{_esc(headline.title)}</h3><p class="cap">{_esc(headline.caption)}</p>'
+            + scroll_box(headline.to_html())
+            + "".join(f'<p class="cap">{_esc(n)}</p>' for n in headline.notes)
+        )
     for w in warnings:
         out.append(f'<p class="warn">⚠ {_esc(w)}</p>')
     for n in notes:
@@ -289,50 +361,68 @@ def render(*, title: str, runs: Sequence[dict], tables: Sequence, plots: Sequenc
     for t in tables:
         if t.benchmark != bench:
             bench = t.benchmark
-        out.append(f'<section class="nb-tsec" data-benchmark="{_esc(t.benchmark)}">'
-                   f"<h3>{_esc(t.title)}</h3>"
-                   + (f'<p class="cap">{_esc(t.caption)}' + (f" <i>Shape: {_esc(t.paper)}.</i>" if t.paper else "")
-                      + "</p>" if t.caption or t.paper else "")
-                   + scroll_box(t.to_html()) + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.notes) + "</section>")
+        out.append(
+            f'<section class="nb-tsec" data-benchmark="{_esc(t.benchmark)}">'
+            f"<h3>{_esc(t.title)}</h3>"
+            + (
+                f'<p class="cap">{_esc(t.caption)}'
+                + (f" <i>Shape: {_esc(t.paper)}.</i>" if t.paper else "")
+                + "</p>"
+                if t.caption or t.paper
+                else ""
+            )
+            + scroll_box(t.to_html())
+            + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.notes)
+            + "</section>"
+        )
     if not tables and sections:
         out.append('<p class="mut">No tables.</p>')
     if sections:
         out.append('<h2 id="sec-plots">Plots</h2>')
     for p in plots:
-        out.append(f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
-                   f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>")
+        out.append(
+            f'<figure class="nb-plot" id="plot-{_esc(p.id)}">{p.svg}'
+            f"<figcaption><b>{_esc(p.title)}.</b> {_esc(p.caption)}</figcaption></figure>"
+        )
     if not plots and sections and not lead_ids:
         out.append('<p class="mut">No plots (one shot setting per model and no probabilities).</p>')
     if comparisons:
         out.append('<h2 id="sec-comparisons">Comparisons</h2>')
         for i, c in enumerate(comparisons):
             cid = c.get("_id", f"cmp{i}")
-            out.append(f"<h3>A = {_esc(c['a']['label'])} vs B = {_esc(c['b']['label'])}</h3>"
-                       '<p class="cap">Items paired by doc id; gains = wrong in A and right in B, '
-                       "losses = the reverse (click to list them); McNemar exact p over the discordant "
-                       f"pairs; paired bootstrap over documents ({c['settings']['bootstrap_resamples']} "
-                       f"resamples, seed {c['settings']['seed']}). Bold: both p &lt; {c['settings']['alpha']}.</p>")
+            out.append(
+                f"<h3>A = {_esc(c['a']['label'])} vs B = {_esc(c['b']['label'])}</h3>"
+                '<p class="cap">Items paired by doc id; gains = wrong in A and right in B, '
+                "losses = the reverse (click to list them); McNemar exact p over the discordant "
+                f"pairs; paired bootstrap over documents ({c['settings']['bootstrap_resamples']} "
+                f"resamples, seed {c['settings']['seed']}). Bold: both p &lt; {c['settings']['alpha']}.</p>"
+            )
             out.append(comparison_html(c, cid, refs))
             for w in c.get("warnings", []):
                 out.append(f'<p class="warn">⚠ {_esc(w)}</p>')
             if c.get("skipped"):
-                out.append('<p class="cap">Not compared: ' + _esc(", ".join(
-                    f"{x['unit']} ({x['reason']})" for x in c["skipped"])) + ".</p>")
+                out.append(
+                    '<p class="cap">Not compared: '
+                    + _esc(", ".join(f"{x['unit']} ({x['reason']})" for x in c["skipped"]))
+                    + ".</p>"
+                )
     out.append("</main>")
-    out.append('<aside id="nb-browser"><h2 style="margin-top:4px">Samples</h2><div class="ctl">'
-               '<label for="f-run">run</label><select id="f-run"></select>'
-               '<label for="f-benchmark">benchmark</label><select id="f-benchmark"></select>'
-               '<label for="f-task">task</label><select id="f-task"></select>'
-               '<label for="f-mode">mode</label><select id="f-mode"></select>'
-               '<label for="f-shots">shots</label><select id="f-shots"></select>'
-               '<label for="f-filter">result</label><select id="f-filter"><option value="">(all)</option>'
-               '<option value="correct">correct</option><option value="incorrect">incorrect</option></select>'
-               '<label for="f-error">error type</label><select id="f-error"></select>'
-               '<label for="f-q">text</label><input id="f-q" type="search" placeholder="id, answer, prompt…">'
-               '</div><div id="nb-refbox"><b>Samples behind a table cell</b><br><span id="nb-refdesc"></span><br>'
-               '<label><input type="checkbox" id="f-hits" checked> only the counted ones</label></div>'
-               '<button id="f-clear">clear filters</button><div id="nb-count"></div><div id="nb-list"></div>'
-               '<button id="f-more">show more</button></aside></div>')
+    out.append(
+        '<aside id="nb-browser"><h2 style="margin-top:4px">Samples</h2><div class="ctl">'
+        '<label for="f-run">run</label><select id="f-run"></select>'
+        '<label for="f-benchmark">benchmark</label><select id="f-benchmark"></select>'
+        '<label for="f-task">task</label><select id="f-task"></select>'
+        '<label for="f-mode">mode</label><select id="f-mode"></select>'
+        '<label for="f-shots">shots</label><select id="f-shots"></select>'
+        '<label for="f-filter">result</label><select id="f-filter"><option value="">(all)</option>'
+        '<option value="correct">correct</option><option value="incorrect">incorrect</option></select>'
+        '<label for="f-error">error type</label><select id="f-error"></select>'
+        '<label for="f-q">text</label><input id="f-q" type="search" placeholder="id, answer, prompt…">'
+        '</div><div id="nb-refbox"><b>Samples behind a table cell</b><br><span id="nb-refdesc"></span><br>'
+        '<label><input type="checkbox" id="f-hits" checked> only the counted ones</label></div>'
+        '<button id="f-clear">clear filters</button><div id="nb-count"></div><div id="nb-list"></div>'
+        '<button id="f-more">show more</button></aside></div>'
+    )
     out.append(f'<div id="nb-status" hidden data-limit="{sample_limit or ""}"></div>')
     out.append(_json_script("nb-samples", samples))
     out.append(_json_script("nb-refs", refs))

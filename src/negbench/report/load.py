@@ -4,6 +4,7 @@ per-sample records read lazily (and checked to exist) from ``samples/<unit>.json
 Nothing here needs the model: a report is a pure function of run folders.  Every problem with a
 folder is a :class:`negbench.errors.NegbenchError` that names the file.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,11 @@ class Run:
     # -- identity --------------------------------------------------------------------------------
     @property
     def model_spec(self) -> str:
-        return str(self.results.get("model", {}).get("spec") or self.results.get("config", {}).get("model") or "?")
+        return str(
+            self.results.get("model", {}).get("spec")
+            or self.results.get("config", {}).get("model")
+            or "?"
+        )
 
     @property
     def fingerprint(self) -> str | None:
@@ -81,11 +86,16 @@ class Run:
                 out.append(u.task)
         return out
 
-    def select(self, task: str | None = None, mode: str | None = None,
-               shots: int | None = None) -> list[UnitResult]:
-        return [u for u in self.units.values()
-                if (task is None or u.task == task) and (mode is None or u.mode == mode)
-                and (shots is None or u.shots == shots)]
+    def select(
+        self, task: str | None = None, mode: str | None = None, shots: int | None = None
+    ) -> list[UnitResult]:
+        return [
+            u
+            for u in self.units.values()
+            if (task is None or u.task == task)
+            and (mode is None or u.mode == mode)
+            and (shots is None or u.shots == shots)
+        ]
 
     def modes(self, task: str) -> list[str]:
         out: list[str] = []
@@ -113,13 +123,22 @@ class Run:
     def summary(self) -> dict:
         """The run's identity for report.json / compare.json (schema: docs/reports.md)."""
         r = self.results
-        return {"index": self.index, "label": self.label, "path": str(self.path),
-                "model": self.model_spec, "fingerprint": self.fingerprint, "adapter": self.adapter,
-                "negbench": r.get("negbench"), "results_schema": r.get("schema"),
-                "started": r.get("started"), "finished": r.get("finished"),
-                "git": (r.get("provenance") or {}).get("git"),
-                "rescored": bool(r.get("rescored")),
-                "tasks": self.tasks(), "units": list(self.units)}
+        return {
+            "index": self.index,
+            "label": self.label,
+            "path": str(self.path),
+            "model": self.model_spec,
+            "fingerprint": self.fingerprint,
+            "adapter": self.adapter,
+            "negbench": r.get("negbench"),
+            "results_schema": r.get("schema"),
+            "started": r.get("started"),
+            "finished": r.get("finished"),
+            "git": (r.get("provenance") or {}).get("git"),
+            "rescored": bool(r.get("rescored")),
+            "tasks": self.tasks(),
+            "units": list(self.units),
+        }
 
 
 def short_name(spec: str) -> str:
@@ -128,8 +147,10 @@ def short_name(spec: str) -> str:
     return re.split(r"[/\\]", s)[-1] or s
 
 
-DAMAGED_FIX = ("the file is damaged (an interrupted copy or write?); rerun the same 'negbench run' "
-               "command into a new --output folder (answered requests are cached, so it is quick)")
+DAMAGED_FIX = (
+    "the file is damaged (an interrupted copy or write?); rerun the same 'negbench run' "
+    "command into a new --output folder (answered requests are cached, so it is quick)"
+)
 
 
 def _read_text(path: Path, what: str) -> str:
@@ -138,16 +159,23 @@ def _read_text(path: Path, what: str) -> str:
     try:
         data = path.read_bytes()
     except PermissionError:
-        raise OutputError(f"cannot read {what}: permission denied", where=str(path),
-                          fix="give read access to the run folder (write access is not needed)") from None
+        raise OutputError(
+            f"cannot read {what}: permission denied",
+            where=str(path),
+            fix="give read access to the run folder (write access is not needed)",
+        ) from None
     except OSError as exc:
         raise OutputError(f"cannot read {what} ({exc.strerror or exc})", where=str(path)) from None
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise DataError(f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x})", path=str(path),
-                        record=f"line {line}", fix=DAMAGED_FIX) from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise DataError(
+            f"{what} is not UTF-8 text (byte 0x{data[exc.start]:02x})",
+            path=str(path),
+            record=f"line {line}",
+            fix=DAMAGED_FIX,
+        ) from None
 
 
 def read_samples(path: Path) -> list[dict]:
@@ -158,23 +186,30 @@ def read_samples(path: Path) -> list[dict]:
     out = []
     try:
         for n, rec in iter_jsonl(
-                path, missing="the per-sample records of this unit are missing",
-                missing_fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
-                            "rerun the same 'negbench run' command (answers are cached)",
-                fix=DAMAGED_FIX):
+            path,
+            missing="the per-sample records of this unit are missing",
+            missing_fix="a report needs samples/<unit>.jsonl of every unit in results.json; "
+            "rerun the same 'negbench run' command (answers are cached)",
+            fix=DAMAGED_FIX,
+        ):
             bad = _bad_field(rec)
             if bad:
-                raise DataError(f"a per-sample record has a malformed field ({bad[1]})",
-                                path=str(path), record=f"line {n}", field=bad[0], fix=DAMAGED_FIX)
+                raise DataError(
+                    f"a per-sample record has a malformed field ({bad[1]})",
+                    path=str(path),
+                    record=f"line {n}",
+                    field=bad[0],
+                    fix=DAMAGED_FIX,
+                )
             out.append(rec)
     except (UnicodeDecodeError, OSError):
-        _read_text(path, "the samples file")         # the same failure, with the file and line
+        _read_text(path, "the samples file")  # the same failure, with the file and line
         raise
     return out
 
 
 def _is_num(x: Any) -> bool:
-    return isinstance(x, (int, float))                 # bool included (an int)
+    return isinstance(x, (int, float))  # bool included (an int)
 
 
 #: The record fields the report reads, and what each must be when present (None is always fine).
@@ -183,12 +218,20 @@ _RECORD_FIELDS: dict[str, tuple[str, Any]] = {
     "pred_norm": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
     "gold_index": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
     "choices": ("a list", lambda v: isinstance(v, list)),
-    "scores": ("a list of numbers", lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v)),
-    "probs": ("a list of numbers", lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v)),
+    "scores": (
+        "a list of numbers",
+        lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v),
+    ),
+    "probs": (
+        "a list of numbers",
+        lambda v: isinstance(v, list) and all(x is None or _is_num(x) for x in v),
+    ),
     "meta": ("an object", lambda v: isinstance(v, dict)),
     "p_true": ("a number", _is_num),
-    "acc": ("a number", _is_num), "acc_norm": ("a number", _is_num),
-    "exact_match": ("a number", _is_num), "correct": ("a number", _is_num),
+    "acc": ("a number", _is_num),
+    "acc_norm": ("a number", _is_num),
+    "exact_match": ("a number", _is_num),
+    "correct": ("a number", _is_num),
     "context": ("a string", lambda v: isinstance(v, str)),
     "output": ("a string", lambda v: isinstance(v, str)),
 }
@@ -209,69 +252,106 @@ def _runs_inside(p: Path, n: int = 4) -> list[str]:
         return []
 
 
-def load_run(path: str | Path, label: str | None = None, check_samples: bool = True,
-             index: int = 0) -> Run:
+def load_run(
+    path: str | Path, label: str | None = None, check_samples: bool = True, index: int = 0
+) -> Run:
     """Read one run folder.  ``check_samples``: every unit's samples file must exist."""
     p = Path(path)
     if not p.exists():
-        raise OutputError(f"run folder not found: {p}", where=str(p),
-                          fix="give a folder that 'negbench run' wrote (its --output)")
+        raise OutputError(
+            f"run folder not found: {p}",
+            where=str(p),
+            fix="give a folder that 'negbench run' wrote (its --output)",
+        )
     if not p.is_dir():
-        raise OutputError(f"not a run folder (a file): {p}", where=str(p),
-                          fix="give the folder that holds results.json, not a file in it")
+        raise OutputError(
+            f"not a run folder (a file): {p}",
+            where=str(p),
+            fix="give the folder that holds results.json, not a file in it",
+        )
     rp = p / "results.json"
     if not rp.is_file():
         inside = _runs_inside(p)
         if inside:
             fix = "this folder holds run folders; give those, e.g. " + " ".join(inside)
         elif (p / "config.json").is_file() or (p / "samples").is_dir():
-            fix = ("the run did not finish: rerun the same 'negbench run' command to resume it "
-                   "(finished shards and cached answers are kept)")
+            fix = (
+                "the run did not finish: rerun the same 'negbench run' command to resume it "
+                "(finished shards and cached answers are kept)"
+            )
         else:
             fix = "give a folder that a finished 'negbench run' wrote (its --output)"
-        raise OutputError(f"not a negbench run folder (no results.json): {p}", where=str(rp), fix=fix)
+        raise OutputError(
+            f"not a negbench run folder (no results.json): {p}", where=str(rp), fix=fix
+        )
     text = _read_text(rp, "results.json")
     try:
         results = json.loads(text)
     except json.JSONDecodeError as exc:
         end = exc.pos >= len(text.rstrip())
-        raise DataError(("results.json ends too early (truncated): " if end else "invalid JSON: ")
-                        + f"{exc.msg} at line {exc.lineno}, column {exc.colno}", path=str(rp),
-                        record=f"line {exc.lineno}",
-                        fix=DAMAGED_FIX) from None
+        raise DataError(
+            ("results.json ends too early (truncated): " if end else "invalid JSON: ")
+            + f"{exc.msg} at line {exc.lineno}, column {exc.colno}",
+            path=str(rp),
+            record=f"line {exc.lineno}",
+            fix=DAMAGED_FIX,
+        ) from None
     if not isinstance(results, dict) or not isinstance(results.get("units"), dict):
-        raise DataError("results.json has no 'units' object", path=str(rp), field="units",
-                        fix="give a folder written by 'negbench run'")
-    metrics_as_floats(results)                       # null (strict JSON's NaN) read as NaN
+        raise DataError(
+            "results.json has no 'units' object",
+            path=str(rp),
+            field="units",
+            fix="give a folder written by 'negbench run'",
+        )
+    metrics_as_floats(results)  # null (strict JSON's NaN) read as NaN
     if results.get("schema") not in RESULTS_SCHEMAS:
-        raise DataError(f"unknown results schema {results.get('schema')!r} (this negbench reads "
-                        f"{', '.join(map(str, RESULTS_SCHEMAS))})", path=str(rp), field="schema",
-                        fix="upgrade negbench to read this run")
+        raise DataError(
+            f"unknown results schema {results.get('schema')!r} (this negbench reads "
+            f"{', '.join(map(str, RESULTS_SCHEMAS))})",
+            path=str(rp),
+            field="schema",
+            fix="upgrade negbench to read this run",
+        )
     units = {}
     for name, u in results["units"].items():
         try:
-            units[name] = UnitResult(name, str(u["task"]), str(u["mode"]), int(u["shots"]),
-                                     None if u.get("seed") is None else int(u["seed"]),
-                                     str(u.get("group") or name), dict(u.get("metrics") or {}))
+            units[name] = UnitResult(
+                name,
+                str(u["task"]),
+                str(u["mode"]),
+                int(u["shots"]),
+                None if u.get("seed") is None else int(u["seed"]),
+                str(u.get("group") or name),
+                dict(u.get("metrics") or {}),
+            )
         except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(f"malformed unit ({type(exc).__name__}: {exc})", path=str(rp),
-                            record=f"unit {name}") from None
+            raise DataError(
+                f"malformed unit ({type(exc).__name__}: {exc})", path=str(rp), record=f"unit {name}"
+            ) from None
     if not units:
         raise DataError("the run has no units", path=str(rp), field="units")
-    run = Run(p, results, label or short_name(str(results.get("model", {}).get("spec") or p.name)),
-              units, index)
+    run = Run(
+        p,
+        results,
+        label or short_name(str(results.get("model", {}).get("spec") or p.name)),
+        units,
+        index,
+    )
     if run.adapter and not label:
         run.label = f"{run.base_label}+{short_name(run.adapter)}"
     if check_samples:
         for name in units:
             sp = run.samples_path(name)
             if not sp.is_file():
-                read_samples(sp)                      # raises the "missing" error
+                read_samples(sp)  # raises the "missing" error
     return run
 
 
-def load_runs(paths: Iterable[str | Path], labels: dict[str, str] | list[str | None] | None = None,
-              check_samples: bool = True) -> list[Run]:
+def load_runs(
+    paths: Iterable[str | Path],
+    labels: dict[str, str] | list[str | None] | None = None,
+    check_samples: bool = True,
+) -> list[Run]:
     """Several runs; labels are made unique (the folder name is added on a clash)."""
     paths = list(paths)
     if not paths:
@@ -291,7 +371,7 @@ def load_runs(paths: Iterable[str | Path], labels: dict[str, str] | list[str | N
         if seen[r.label] > 1:
             r.label = f"{r.label} [{r.path.name}]"
     seen2: dict[str, int] = {}
-    for r in runs:                                     # still equal (same folder name): number them
+    for r in runs:  # still equal (same folder name): number them
         if r.label in seen2:
             seen2[r.label] += 1
             r.label = f"{r.label} #{seen2[r.label]}"
@@ -305,15 +385,18 @@ def benchmark_of(task: str) -> str:
     """The benchmark a task belongs to (:func:`negbench.tasks.benchmark_of`: options dropped,
     prompt styles and CONDAQA split tasks folded into their benchmark)."""
     from negbench.tasks import benchmark_of as of
+
     return of(task)
 
 
-def primary_metric(task: str, mode: str, metrics: dict | None = None,
-                   record: dict | None = None) -> str | None:
+def primary_metric(
+    task: str, mode: str, metrics: dict | None = None, record: dict | None = None
+) -> str | None:
     """The per-sample field behind "correct": the paper's metric where a paper names one
     (KoNUBench cloze: ``acc_norm``), else ``exact_match`` for generation, else ``acc``."""
     keys = set(metrics or {}) | set(record or {})
     from negbench.tasks.registry import REGISTRY
+
     paper = REGISTRY.get("paper_metric", benchmark_of(task)) or {}
     m = paper.get(mode)
     if m in keys:
@@ -336,7 +419,11 @@ def _flat_meta(meta: dict) -> dict:
     for k, v in (meta or {}).items():
         if isinstance(v, (str, int, float, bool)) or v is None:
             out[k] = _short(v)
-        elif isinstance(v, list) and all(isinstance(x, (str, int, float, bool)) for x in v) and len(v) <= 12:
+        elif (
+            isinstance(v, list)
+            and all(isinstance(x, (str, int, float, bool)) for x in v)
+            and len(v) <= 12
+        ):
             out[k] = ",".join(map(str, v))
     return out
 
@@ -430,12 +517,22 @@ def sample_view(run: Run, unit: UnitResult, rec: dict, i: int) -> dict:
     metric = primary_metric(unit.task, unit.mode, unit.metrics, rec)
     correct = is_correct(rec, metric)
     v: dict[str, Any] = {
-        "r": run.index, "u": unit.name, "i": i, "task": unit.task,
-        "benchmark": benchmark_of(unit.task), "mode": unit.mode, "shots": unit.shots,
-        "seed": unit.seed, "id": str(rec.get("doc_id", i)), "metric": metric,
-        "score": rec.get(metric) if metric else None, "correct": correct,
-        "error_type": error_type(rec, correct), "pred": _short(pred_text(rec), 300),
-        "gold": _short(gold_text(rec), 300), "meta": _flat_meta(rec.get("meta") or {}),
+        "r": run.index,
+        "u": unit.name,
+        "i": i,
+        "task": unit.task,
+        "benchmark": benchmark_of(unit.task),
+        "mode": unit.mode,
+        "shots": unit.shots,
+        "seed": unit.seed,
+        "id": str(rec.get("doc_id", i)),
+        "metric": metric,
+        "score": rec.get(metric) if metric else None,
+        "correct": correct,
+        "error_type": error_type(rec, correct),
+        "pred": _short(pred_text(rec), 300),
+        "gold": _short(gold_text(rec), 300),
+        "meta": _flat_meta(rec.get("meta") or {}),
     }
     ctx = rec.get("context")
     if isinstance(ctx, str):
@@ -445,9 +542,17 @@ def sample_view(run: Run, unit: UnitResult, rec: dict, i: int) -> dict:
     ch = rec.get("choices")
     if isinstance(ch, list) and ch:
         sc = rec.get("scores") or rec.get("probs")
-        v["choices"] = [[_short(str(c), 160), (round(float(sc[k]), 4) if isinstance(sc, list) and k < len(sc)
-                                                  and isinstance(sc[k], (int, float)) else None)]
-                        for k, c in enumerate(ch[:10])]
+        v["choices"] = [
+            [
+                _short(str(c), 160),
+                (
+                    round(float(sc[k]), 4)
+                    if isinstance(sc, list) and k < len(sc) and isinstance(sc[k], (int, float))
+                    else None
+                ),
+            ]
+            for k, c in enumerate(ch[:10])
+        ]
     pt = p_true(rec)
     if pt is not None:
         v["p_true"] = round(pt[0], 5)
@@ -503,5 +608,9 @@ def matches(view: dict, flt: dict | None) -> bool:
 
 
 def nanmean(xs: Iterable[float]) -> float:
-    v = [float(x) for x in xs if x is not None and isinstance(x, (int, float)) and not math.isnan(float(x))]
+    v = [
+        float(x)
+        for x in xs
+        if x is not None and isinstance(x, (int, float)) and not math.isnan(float(x))
+    ]
     return sum(v) / len(v) if v else float("nan")

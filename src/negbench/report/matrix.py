@@ -15,6 +15,7 @@ with ``CELL = {"acc": 0.93, "coherence_all": 0.41, "n": 705, "run": "cells/p02/p
 while a cell is not evaluated yet).  ``negbench report DIR`` (the experiment folder, or its
 ``matrix.json``) shows the table and the heatmap; run folders may be given beside it.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,11 @@ from negbench.errors import DataError
 SCHEMA = "negbench.experiment/1"
 MATRIX_JSON = "matrix.json"
 #: metric key → (heading, whether it is a fraction shown in percent)
-METRICS = {"acc": "accuracy", "coherence_all": "coherence (All)",
-           "pred_true_rate": "answers 'True'"}
+METRICS = {
+    "acc": "accuracy",
+    "coherence_all": "coherence (All)",
+    "pred_true_rate": "answers 'True'",
+}
 
 
 # -- reading --------------------------------------------------------------------------------------
@@ -52,11 +56,17 @@ def load_matrix(path: str | Path) -> dict:
     try:
         m = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read the experiment matrix ({exc})", path=str(p),
-                        fix="rerun the experiment command (finished cells are kept)") from None
+        raise DataError(
+            f"cannot read the experiment matrix ({exc})",
+            path=str(p),
+            fix="rerun the experiment command (finished cells are kept)",
+        ) from None
     if not isinstance(m, dict) or m.get("schema") != SCHEMA:
-        raise DataError("not a negbench experiment matrix", path=str(p),
-                        fix="give the folder 'negbench experiment' wrote, or its matrix.json")
+        raise DataError(
+            "not a negbench experiment matrix",
+            path=str(p),
+            fix="give the folder 'negbench experiment' wrote, or its matrix.json",
+        )
     m["_path"] = str(p)
     return m
 
@@ -80,11 +90,16 @@ def value(cell: dict | None, metric: str) -> float:
     return 100.0 * float(v)
 
 
-def grid(m: dict, metric: str = "acc", base: bool = True) -> tuple[list[str], list[str], list[list[float]]]:
+def grid(
+    m: dict, metric: str = "acc", base: bool = True
+) -> tuple[list[str], list[str], list[list[float]]]:
     """(row labels, column labels, values in percent): the base row first when ``base``."""
     rows = ([m["base"]] if base and m.get("base") else []) + list(m.get("rows") or [])
-    return ([r["label"] for r in rows], [c["label"] for c in m["columns"]],
-            [[value(c, metric) for c in r["cells"]] for r in rows])
+    return (
+        [r["label"] for r in rows],
+        [c["label"] for c in m["columns"]],
+        [[value(c, metric) for c in r["cells"]] for r in rows],
+    )
 
 
 def has_metric(m: dict, metric: str) -> bool:
@@ -93,8 +108,11 @@ def has_metric(m: dict, metric: str) -> bool:
 
 def off_diagonal_mean(m: dict, row: dict, metric: str = "acc") -> float:
     """Mean over the columns other than the row's own subset (all columns for the base row)."""
-    vals = [value(c, metric) for c, col in zip(row["cells"], m["columns"])
-            if col["key"] != row.get("key")]
+    vals = [
+        value(c, metric)
+        for c, col in zip(row["cells"], m["columns"])
+        if col["key"] != row.get("key")
+    ]
     vals = [v for v in vals if not math.isnan(v)]
     return sum(vals) / len(vals) if vals else float("nan")
 
@@ -117,16 +135,21 @@ def _md(s: Any) -> str:
 def metric_table_md(m: dict, metric: str) -> str:
     cols = m["columns"]
     head = ["trained on ↓ · tested on →"] + [c["label"] for c in cols] + ["mean, other subsets"]
-    lines = ["| " + " | ".join(_md(h) for h in head) + " |",
-             "|---" + "|---:" * (len(cols) + 1) + "|"]
+    lines = [
+        "| " + " | ".join(_md(h) for h in head) + " |",
+        "|---" + "|---:" * (len(cols) + 1) + "|",
+    ]
     rows = ([m["base"]] if m.get("base") else []) + list(m.get("rows") or [])
     for r in rows:
         cells = []
         for c, col in zip(r["cells"], cols):
             s = _pct(value(c, metric))
             cells.append(f"**{s}**" if col["key"] == r.get("key") and s != "–" else s)
-        lines.append(f"| {_md(r['label'])} | " + " | ".join(cells)
-                     + f" | {_pct(off_diagonal_mean(m, r, metric))} |")
+        lines.append(
+            f"| {_md(r['label'])} | "
+            + " | ".join(cells)
+            + f" | {_pct(off_diagonal_mean(m, r, metric))} |"
+        )
     return "\n".join(lines)
 
 
@@ -136,46 +159,78 @@ def to_markdown(m: dict) -> str:
     cfg = m.get("config") or {}
     rec = m.get("recipe") or {}
     axis = m.get("axis", "patterns")
-    out = [f"# {m.get('experiment', 'experiment')}: {model_label(m)}", "",
-           f"Model `{m.get('model', '')}`.", ""]
-    out += [f"Rows: the subset the LoRA adapter was trained on (train split, by block); columns: "
-            f"the subset it is tested on ({cfg.get('eval_split', 'test')} split, by block). "
-            f"Cells: accuracy in percent, zero-shot `{', '.join(cfg.get('modes') or [])}` "
-            f"scoring; the diagonal (trained and tested on the same {axis[:-1]}) in bold. "
-            "The base row is the model without an adapter; the last column is the mean over the "
-            "other subsets (over all of them for the base row). "
-            + ("This is the shape of *This is not a Dataset*, Figure 2." if axis == "patterns" else
-               "Rows as in *This is not a Dataset*, Table 7 (affirmations + one negation type); "
-               "columns: the test sentences of each type."), ""]
+    out = [
+        f"# {m.get('experiment', 'experiment')}: {model_label(m)}",
+        "",
+        f"Model `{m.get('model', '')}`.",
+        "",
+    ]
+    out += [
+        f"Rows: the subset the LoRA adapter was trained on (train split, by block); columns: "
+        f"the subset it is tested on ({cfg.get('eval_split', 'test')} split, by block). "
+        f"Cells: accuracy in percent, zero-shot `{', '.join(cfg.get('modes') or [])}` "
+        f"scoring; the diagonal (trained and tested on the same {axis[:-1]}) in bold. "
+        "The base row is the model without an adapter; the last column is the mean over the "
+        "other subsets (over all of them for the base row). "
+        + (
+            "This is the shape of *This is not a Dataset*, Figure 2."
+            if axis == "patterns"
+            else "Rows as in *This is not a Dataset*, Table 7 (affirmations + one negation type); "
+            "columns: the test sentences of each type."
+        ),
+        "",
+    ]
     if not m.get("complete", False):
-        out += ["**Unfinished**: cells shown as – are not evaluated yet; rerun the same command to "
-                "continue.", ""]
+        out += [
+            "**Unfinished**: cells shown as – are not evaluated yet; rerun the same command to "
+            "continue.",
+            "",
+        ]
     out += ["## Accuracy (%)", "", metric_table_md(m, "acc"), ""]
     if axis == "patterns" and has_metric(m, "coherence_all"):
-        out += ["## Coherence, All (%)", "",
-                "Not in Figure 2 (the paper reports accuracy there); the share of test blocks "
-                "whose answers are coherent (§4.3), over the column's complete blocks.", "",
-                metric_table_md(m, "coherence_all"), ""]
+        out += [
+            "## Coherence, All (%)",
+            "",
+            "Not in Figure 2 (the paper reports accuracy there); the share of test blocks "
+            "whose answers are coherent (§4.3), over the column's complete blocks.",
+            "",
+            metric_table_md(m, "coherence_all"),
+            "",
+        ]
     if has_metric(m, "pred_true_rate"):
-        out += ["## Answers 'True' (%)", "",
-                "The share of the column's sentences the model called True: 0 or 100 means one "
-                "answer for everything, whatever the accuracy.", "",
-                metric_table_md(m, "pred_true_rate"), ""]
+        out += [
+            "## Answers 'True' (%)",
+            "",
+            "The share of the column's sentences the model called True: 0 or 100 means one "
+            "answer for everything, whatever the accuracy.",
+            "",
+            metric_table_md(m, "pred_true_rate"),
+            "",
+        ]
     out += ["## Subsets", "", "| subset | tested on (task) | test sentences |", "|---|---|---:|"]
     for c in m["columns"]:
         out.append(f"| {_md(c['label'])} | `{c.get('task', '')}` | {c.get('n', '–')} |")
-    out += ["", "| trained on | training data | records | steps | mean train loss | adapter |",
-            "|---|---|---:|---:|---:|---|"]
+    out += [
+        "",
+        "| trained on | training data | records | steps | mean train loss | adapter |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for r in m.get("rows") or []:
         loss = r.get("train_loss")
-        out.append(f"| {_md(r['label'])} | `{r.get('train_data', '')}` | {r.get('n_train', '–')} | "
-                   f"{r.get('steps', '–')} | "
-                   + (f"{loss:.4f}" if isinstance(loss, (int, float)) else "–")
-                   + f" | `{r.get('adapter', '')}` |")
-    out += ["", f"Recipe `{rec.get('name', '')}` ({rec.get('paper', '')}); training sample: "
-            f"{cfg.get('sample') or 'all'} sentences per subset; test sample: "
-            f"{cfg.get('eval_sample') or 'all'} sentences per subset; max steps: "
-            f"{cfg.get('max_steps') or 'the recipe’s epochs'}. Run folders: `cells/ROW/COLUMN`.", ""]
+        out.append(
+            f"| {_md(r['label'])} | `{r.get('train_data', '')}` | {r.get('n_train', '–')} | "
+            f"{r.get('steps', '–')} | "
+            + (f"{loss:.4f}" if isinstance(loss, (int, float)) else "–")
+            + f" | `{r.get('adapter', '')}` |"
+        )
+    out += [
+        "",
+        f"Recipe `{rec.get('name', '')}` ({rec.get('paper', '')}); training sample: "
+        f"{cfg.get('sample') or 'all'} sentences per subset; test sample: "
+        f"{cfg.get('eval_sample') or 'all'} sentences per subset; max steps: "
+        f"{cfg.get('max_steps') or 'the recipe’s epochs'}. Run folders: `cells/ROW/COLUMN`.",
+        "",
+    ]
     return "\n".join(out)
 
 
@@ -184,8 +239,10 @@ def heatmap_figure(m: dict, metric: str = "acc"):
     """An annotated heatmap (matplotlib figure): base row on top, separated by a white rule;
     the diagonal outlined; values in percent (– where not evaluated)."""
     from negbench.report.plots import pyplot
+
     plt = pyplot()
     import matplotlib.patches as patches
+
     rows, cols, vals = grid(m, metric)
     nr, nc = len(rows), len(cols)
     width = min(2.6 + 0.78 * nc + max(len(r) for r in rows) * 0.065, 16)
@@ -194,6 +251,7 @@ def heatmap_figure(m: dict, metric: str = "acc"):
     masked = [[(v if not math.isnan(v) else float("nan")) for v in row] for row in vals]
     cmap = plt.get_cmap("viridis").with_extremes(bad="#d9d9d9")
     import numpy as np
+
     arr = np.ma.masked_invalid(np.array(masked, dtype=float))
     im = ax.imshow(arr, cmap=cmap, vmin=0, vmax=100, aspect="auto")
     for i in range(nr):
@@ -204,16 +262,30 @@ def heatmap_figure(m: dict, metric: str = "acc"):
                 continue
             r, g, b, _ = cmap(v / 100)
             light = 0.299 * r + 0.587 * g + 0.114 * b > 0.55
-            ax.text(j, i, f"{v:.0f}" if nc > 8 else f"{v:.1f}", ha="center", va="center",
-                    fontsize=9 if nc <= 8 else 8, color="black" if light else "white",
-                    fontweight="bold" if _diag(m, i, j) else "normal")
+            ax.text(
+                j,
+                i,
+                f"{v:.0f}" if nc > 8 else f"{v:.1f}",
+                ha="center",
+                va="center",
+                fontsize=9 if nc <= 8 else 8,
+                color="black" if light else "white",
+                fontweight="bold" if _diag(m, i, j) else "normal",
+            )
             if _diag(m, i, j):
-                ax.add_patch(patches.Rectangle((j - 0.46, i - 0.46), 0.92, 0.92, fill=False,
-                                               edgecolor="black", lw=1.6))
+                ax.add_patch(
+                    patches.Rectangle(
+                        (j - 0.46, i - 0.46), 0.92, 0.92, fill=False, edgecolor="black", lw=1.6
+                    )
+                )
     if m.get("base"):
         ax.axhline(0.5, color="white", lw=4)
-    ax.set_xticks(range(nc), cols, rotation=35 if max(len(c) for c in cols) > 6 else 0,
-                  ha="right" if max(len(c) for c in cols) > 6 else "center")
+    ax.set_xticks(
+        range(nc),
+        cols,
+        rotation=35 if max(len(c) for c in cols) > 6 else 0,
+        ha="right" if max(len(c) for c in cols) > 6 else "center",
+    )
     ax.set_yticks(range(nr), rows)
     ax.set_xlabel("tested on")
     ax.set_ylabel("trained on")
@@ -222,11 +294,16 @@ def heatmap_figure(m: dict, metric: str = "acc"):
     cb = fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     cb.set_label(f"{METRICS.get(metric, metric)} (%)")
     cfg = m.get("config") or {}
-    sub = (f"{(m.get('recipe') or {}).get('name', '')} recipe, "
-           f"{cfg.get('max_steps') and str(cfg['max_steps']) + ' steps' or 'recipe epochs'}, "
-           f"train sample {cfg.get('sample') or 'all'}, test sample {cfg.get('eval_sample') or 'all'}")
-    ax.set_title(f"{model_label(m)}: trained on one subset, tested on each "
-                 f"({METRICS.get(metric, metric)}, %)\n{sub}", fontsize=9)
+    sub = (
+        f"{(m.get('recipe') or {}).get('name', '')} recipe, "
+        f"{cfg.get('max_steps') and str(cfg['max_steps']) + ' steps' or 'recipe epochs'}, "
+        f"train sample {cfg.get('sample') or 'all'}, test sample {cfg.get('eval_sample') or 'all'}"
+    )
+    ax.set_title(
+        f"{model_label(m)}: trained on one subset, tested on each "
+        f"({METRICS.get(metric, metric)}, %)\n{sub}",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
@@ -238,6 +315,7 @@ def _diag(m: dict, i: int, j: int) -> bool:
 
 def save_heatmap(m: dict, path: str | Path, metric: str = "acc") -> Path:
     from negbench.report.plots import pyplot
+
     plt = pyplot()
     fig = heatmap_figure(m, metric)
     path = Path(path)
@@ -255,24 +333,33 @@ def save_heatmap(m: dict, path: str | Path, metric: str = "acc") -> Path:
 def to_tables(m: dict, index: int = 0) -> list:
     """Report tables: accuracy (Figure 2) and, for patterns, coherence (All)."""
     from negbench.report.tables import Cell, Column, Row, Table, slug
+
     out = []
-    metrics = ["acc"] + (["coherence_all"] if m.get("axis") == "patterns"
-                         and has_metric(m, "coherence_all") else [])
+    metrics = ["acc"] + (
+        ["coherence_all"] if m.get("axis") == "patterns" and has_metric(m, "coherence_all") else []
+    )
     rows = ([m["base"]] if m.get("base") else []) + list(m.get("rows") or [])
     for metric in metrics:
-        t = Table(id=f"experiment{index}-{slug(metric)}",
-                  title=f"{model_label(m)}: trained on (rows) × tested on (columns), "
-                        f"{METRICS[metric]} (%)",
-                  benchmark="notadataset", row_header=["trained on"],
-                  columns=[Column((c["label"],), c["key"]) for c in m["columns"]]
-                  + [Column(("mean, other subsets",), "mean")],
-                  caption=("This is not a Dataset, Figure 2: one LoRA adapter per training subset "
-                           "(train split), tested on the test split of every subset; base = no "
-                           "adapter. " if metric == "acc" else
-                           "Coherence (All, §4.3) of the same cells; not reported in Figure 2. ")
-                  + f"Source: {m.get('_path', MATRIX_JSON)}",
-                  paper="This is not a Dataset, Figure 2" if m.get("axis") == "patterns"
-                  else "This is not a Dataset, Table 7 (rows)")
+        t = Table(
+            id=f"experiment{index}-{slug(metric)}",
+            title=f"{model_label(m)}: trained on (rows) × tested on (columns), "
+            f"{METRICS[metric]} (%)",
+            benchmark="notadataset",
+            row_header=["trained on"],
+            columns=[Column((c["label"],), c["key"]) for c in m["columns"]]
+            + [Column(("mean, other subsets",), "mean")],
+            caption=(
+                "This is not a Dataset, Figure 2: one LoRA adapter per training subset "
+                "(train split), tested on the test split of every subset; base = no "
+                "adapter. "
+                if metric == "acc"
+                else "Coherence (All, §4.3) of the same cells; not reported in Figure 2. "
+            )
+            + f"Source: {m.get('_path', MATRIX_JSON)}",
+            paper="This is not a Dataset, Figure 2"
+            if m.get("axis") == "patterns"
+            else "This is not a Dataset, Table 7 (rows)",
+        )
         for r in rows:
             cells = [Cell(value(c, metric), digits=1) for c in r["cells"]]
             cells.append(Cell(off_diagonal_mean(m, r, metric), digits=1))
@@ -285,12 +372,19 @@ def to_tables(m: dict, index: int = 0) -> list:
 
 def to_plots(m: dict, index: int = 0) -> list:
     from negbench.report.plots import finish_plot
+
     fig = heatmap_figure(m)
-    return [finish_plot(fig, f"experiment{index}-heatmap",
-                    f"{model_label(m)}: generalisation matrix (accuracy)", "heatmap",
-                    "Rows: trained on; columns: tested on; base = the model without an adapter; "
-                    "outlined: trained and tested on the same subset (This is not a Dataset, "
-                    "Figure 2).")]
+    return [
+        finish_plot(
+            fig,
+            f"experiment{index}-heatmap",
+            f"{model_label(m)}: generalisation matrix (accuracy)",
+            "heatmap",
+            "Rows: trained on; columns: tested on; base = the model without an adapter; "
+            "outlined: trained and tested on the same subset (This is not a Dataset, "
+            "Figure 2).",
+        )
+    ]
 
 
 def add_experiments(rep, paths: Sequence[str], plots: bool = True) -> None:
@@ -301,22 +395,26 @@ def add_experiments(rep, paths: Sequence[str], plots: bool = True) -> None:
         if plots:
             rep.plots.extend(to_plots(m, i))
         if not m.get("complete", False):
-            rep.warnings.append(f"{m['_path']}: the experiment has not finished (some cells are "
-                                "missing)")
+            rep.warnings.append(
+                f"{m['_path']}: the experiment has not finished (some cells are missing)"
+            )
 
 
 def with_experiments(build: Callable) -> Callable:
     """``build`` (of :mod:`negbench.report.build`) that also takes experiment folders or
     ``matrix.json`` files among its paths."""
+
     def wrapped(paths: Sequence[str], **kw):
         runs, exps = split_paths(list(paths))
         if runs or not exps:
             rep = build(runs, **kw)
         else:
             from negbench.report.build import Report
+
             rep = Report([], [])
         add_experiments(rep, exps, plots=kw.get("plots", True))
         return rep
+
     return wrapped
 
 
@@ -333,6 +431,19 @@ def experiment_title(rep) -> str | None:
     return "negbench experiment: " + ", ".join(models)
 
 
-__all__ = ["SCHEMA", "MATRIX_JSON", "load_matrix", "matrix_path", "split_paths", "grid",
-           "to_markdown", "heatmap_figure", "save_heatmap", "to_tables", "to_plots",
-           "add_experiments", "with_experiments", "experiment_title"]
+__all__ = [
+    "SCHEMA",
+    "MATRIX_JSON",
+    "load_matrix",
+    "matrix_path",
+    "split_paths",
+    "grid",
+    "to_markdown",
+    "heatmap_figure",
+    "save_heatmap",
+    "to_tables",
+    "to_plots",
+    "add_experiments",
+    "with_experiments",
+    "experiment_title",
+]

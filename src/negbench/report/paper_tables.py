@@ -11,6 +11,7 @@ Tasks of a benchmark with no builder get :func:`generic_tables` (one table of ev
 metric).  Cell values come from the runs' saved metrics (results.json) and every cell carries a
 Ref that recomputes it from the per-sample records (:func:`negbench.report.tables.resolve_ref`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ class Context:
 def builders() -> dict[str, Builder]:
     """The registered paper-table builders, by benchmark."""
     from negbench.tasks.registry import REGISTRY
+
     return REGISTRY.entries("paper_tables")
 
 
@@ -50,11 +52,12 @@ def build_tables(ctx: Context) -> list[Table]:
         by_bench.setdefault(benchmark_of(t), []).append(t)
     out: list[Table] = []
     from negbench.tasks.registry import REGISTRY
+
     for bench, ts in by_bench.items():
         fn = REGISTRY.get("paper_tables", bench, generic_tables)
         out.extend(fn(ctx, ts))
     ids: dict[str, int] = {}
-    for t in out:                                      # unique, URL-safe ids
+    for t in out:  # unique, URL-safe ids
         base = slug(t.id)
         ids[base] = ids.get(base, 0) + 1
         t.id = base if ids[base] == 1 else f"{base}-{ids[base]}"
@@ -82,8 +85,14 @@ def model_rows(runs: Sequence[Run]) -> list[ModelRow]:
             rows.append(ModelRow(r.label, r, None))
     for r in runs:
         if r.finetuned:
-            host = next((m for m in rows if m.base is not None and m.sft is None
-                         and m.base.model_spec == r.model_spec), None)
+            host = next(
+                (
+                    m
+                    for m in rows
+                    if m.base is not None and m.sft is None and m.base.model_spec == r.model_spec
+                ),
+                None,
+            )
             if host:
                 host.sft = r
             else:
@@ -91,15 +100,21 @@ def model_rows(runs: Sequence[Run]) -> list[ModelRow]:
     return rows
 
 
-def average_rows(ctx: Context, table_rows: list[Row], labels: list[str], n_label_cols: int) -> list[Row]:
-    """"<group> average" rows (mean of the model rows' cell values) and a total average row."""
+def average_rows(
+    ctx: Context, table_rows: list[Row], labels: list[str], n_label_cols: int
+) -> list[Row]:
+    """ "<group> average" rows (mean of the model rows' cell values) and a total average row."""
     out = []
     ncols = len(table_rows[0].cells) if table_rows else 0
 
     def avg(rows: list[Row], name: str) -> Row:
         cells: list[Cell | None] = []
         for ci in range(ncols):
-            vals = [r.cells[ci].value for r in rows if r.cells[ci] is not None and r.cells[ci].is_number()]
+            vals = [
+                r.cells[ci].value
+                for r in rows
+                if r.cells[ci] is not None and r.cells[ci].is_number()
+            ]
             digits = next((r.cells[ci].digits for r in rows if r.cells[ci] is not None), 3)
             cells.append(Cell(nanmean(vals), None, 1, digits, None, []) if vals else None)
         return Row([name] + [""] * (n_label_cols - 1), cells, "average")
@@ -122,9 +137,20 @@ def union_modes(runs: Sequence[Run], task: str, order: Sequence[str] = ()) -> li
     return [m for m in order if m in found] + sorted(found - set(order))
 
 
-def shots_table(ctx: Context, task: str, *, modes: dict[str, str], metric: Callable[[str], str],
-                field_of: Callable[[str], str | None], scale: float, digits: int, title: str,
-                paper: str, caption: str, mode_order: Sequence[str] = ()) -> Table | None:
+def shots_table(
+    ctx: Context,
+    task: str,
+    *,
+    modes: dict[str, str],
+    metric: Callable[[str], str],
+    field_of: Callable[[str], str | None],
+    scale: float,
+    digits: int,
+    title: str,
+    paper: str,
+    caption: str,
+    mode_order: Sequence[str] = (),
+) -> Table | None:
     """Table 11 / KoNUBench Table 16 shape: a row per model; columns shots × mode (+ After SFT)."""
     runs = ctx.runs_with(task)
     if not runs:
@@ -133,7 +159,7 @@ def shots_table(ctx: Context, task: str, *, modes: dict[str, str], metric: Calla
     base_runs = [r for r in runs if not r.finetuned]
     sft_runs = [r for r in runs if r.finetuned]
     cols: list[Column] = []
-    spec: list[tuple[str, int | None, str]] = []            # (which, shots, mode)
+    spec: list[tuple[str, int | None, str]] = []  # (which, shots, mode)
     for k in union_shots(base_runs or runs, task):
         for m in mlist:
             if any(r.select(task, m, k) for r in (base_runs or runs)):
@@ -154,18 +180,32 @@ def shots_table(ctx: Context, task: str, *, modes: dict[str, str], metric: Calla
                 continue
             units = run.select(task, m, k)
             f = field_of(m) or primary_metric(task, m, units[0].metrics if units else None)
-            cells.append(metric_cell(run, units, metric(m), scale=scale, digits=digits,
-                                     stat="mean", field_=f))
+            cells.append(
+                metric_cell(
+                    run, units, metric(m), scale=scale, digits=digits, stat="mean", field_=f
+                )
+            )
         rows.append(Row([mr.label], cells))
         labels.append(mr.label)
     rows += average_rows(ctx, rows, labels, 1)
-    return Table(f"{task}-accuracy", title, benchmark_of(task), ["model"], cols, rows,
-                 caption=caption, paper=paper)
+    return Table(
+        f"{task}-accuracy",
+        title,
+        benchmark_of(task),
+        ["model"],
+        cols,
+        rows,
+        caption=caption,
+        paper=paper,
+    )
 
 
 WRONG = ("local", "contradiction", "paraphrase")
-WRONG_LABELS = {"local": "Local Negation (%)", "contradiction": "Contradiction (%)",
-                "paraphrase": "Paraphrase (%)"}
+WRONG_LABELS = {
+    "local": "Local Negation (%)",
+    "contradiction": "Contradiction (%)",
+    "paraphrase": "Paraphrase (%)",
+}
 
 
 def _has_format_errors(runs: Sequence[Run], task: str, modes: Sequence[str], ea_path: str) -> bool:
@@ -173,17 +213,28 @@ def _has_format_errors(runs: Sequence[Run], task: str, modes: Sequence[str], ea_
         for m in modes:
             for u in r.select(task, m):
                 ea = u.metrics.get(ea_path) or {}
-                if ea.get("n_format_wrong") or "exact_match" in u.metrics:   # a generation mode
+                if ea.get("n_format_wrong") or "exact_match" in u.metrics:  # a generation mode
                     return True
     return False
 
 
-def error_table(ctx: Context, task: str, modes: str | Sequence[str], *, subtype_key: str | None,
-                subtypes: Sequence[tuple[str, str]], title: str, paper: str, caption: str,
-                performance: tuple | None = None,
-                error_rate: bool = True, ea_path: str = "error_analysis",
-                table_id: str | None = None, seed: int | None = None,
-                ref_metric: bool = False) -> Table | None:
+def error_table(
+    ctx: Context,
+    task: str,
+    modes: str | Sequence[str],
+    *,
+    subtype_key: str | None,
+    subtypes: Sequence[tuple[str, str]],
+    title: str,
+    paper: str,
+    caption: str,
+    performance: tuple | None = None,
+    error_rate: bool = True,
+    ea_path: str = "error_analysis",
+    table_id: str | None = None,
+    seed: int | None = None,
+    ref_metric: bool = False,
+) -> Table | None:
     """NUBench Table 6 / 15–22 and KoNUBench Table 8 shape: a row per model × setting
     (baseline / SFT) [× evaluation method] × shots; performance, error rate, answer-format-wrong
     count, incorrect-choice distribution, local-negation confusion per clause type.  ``seed``:
@@ -192,8 +243,11 @@ def error_table(ctx: Context, task: str, modes: str | Sequence[str], *, subtype_
     the distribution cells' Refs recompute the task's metric at ``ea_path`` (for a labelling the
     samples' option types do not give, e.g. KoNUBench Table 8 as the official script labels)."""
     modes = [modes] if isinstance(modes, str) else list(modes)
-    runs = [r for r in ctx.runs_with(task)
-            if any(ea_path in u.metrics for m in modes for u in r.select(task, m))]
+    runs = [
+        r
+        for r in ctx.runs_with(task)
+        if any(ea_path in u.metrics for m in modes for u in r.select(task, m))
+    ]
     if not runs:
         return None
     cols: list[Column] = []
@@ -214,42 +268,89 @@ def error_table(ctx: Context, task: str, modes: str | Sequence[str], *, subtype_
         setting = "SFT" if r.finetuned else "baseline"
         for mode in modes:
             for k in r.shots(task, mode):
-                units = [u for u in r.select(task, mode, k) if ea_path in u.metrics
-                         and (seed is None or k == 0 or u.seed == seed)]
+                units = [
+                    u
+                    for u in r.select(task, mode, k)
+                    if ea_path in u.metrics and (seed is None or k == 0 or u.seed == seed)
+                ]
                 if not units:
                     continue
                 cells: list[Cell | None] = []
                 if performance:
                     _, path, sc, dg = performance[:4]
-                    f = (performance[4] if len(performance) > 4 else {}).get(mode) \
-                        or primary_metric(task, mode, units[0].metrics)
-                    cells.append(metric_cell(r, units, path, scale=sc, digits=dg, stat="mean", field_=f))
+                    f = (performance[4] if len(performance) > 4 else {}).get(
+                        mode
+                    ) or primary_metric(task, mode, units[0].metrics)
+                    cells.append(
+                        metric_cell(r, units, path, scale=sc, digits=dg, stat="mean", field_=f)
+                    )
                 if error_rate:
-                    cells.append(metric_cell(r, units, f"{ea_path}.error_rate", digits=3, stat="share",
-                                             hit={"error_type": {"not": None}}))
+                    cells.append(
+                        metric_cell(
+                            r,
+                            units,
+                            f"{ea_path}.error_rate",
+                            digits=3,
+                            stat="share",
+                            hit={"error_type": {"not": None}},
+                        )
+                    )
                 if fmt:
-                    c = metric_cell(r, units, f"{ea_path}.n_format_wrong", digits=0, stat="count",
-                                    hit={"error_type": "format"})
+                    c = metric_cell(
+                        r,
+                        units,
+                        f"{ea_path}.n_format_wrong",
+                        digits=0,
+                        stat="count",
+                        hit={"error_type": "format"},
+                    )
                     if c is not None and c.n > 1:
                         c.digits = 1
                     cells.append(c)
                 for t in WRONG:
                     if ref_metric:
-                        cells.append(metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct",
-                                                 digits=2))
+                        cells.append(
+                            metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2)
+                        )
                         continue
-                    cells.append(metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2,
-                                             stat="share", where={"error_type": list(WRONG)},
-                                             hit={"error_type": t}, ref_scale=100.0))
+                    cells.append(
+                        metric_cell(
+                            r,
+                            units,
+                            f"{ea_path}.incorrect_choice.{t}.pct",
+                            digits=2,
+                            stat="share",
+                            where={"error_type": list(WRONG)},
+                            hit={"error_type": t},
+                            ref_scale=100.0,
+                        )
+                    )
                 for s, _ in subtypes:
-                    cells.append(metric_cell(r, units, f"{ea_path}.local_confusion.{s}.pct", digits=2,
-                                             stat="share", where={f"meta.{subtype_key}": s},
-                                             hit={"error_type": "local"}, ref_scale=100.0))
+                    cells.append(
+                        metric_cell(
+                            r,
+                            units,
+                            f"{ea_path}.local_confusion.{s}.pct",
+                            digits=2,
+                            stat="share",
+                            where={f"meta.{subtype_key}": s},
+                            hit={"error_type": "local"},
+                            ref_scale=100.0,
+                        )
+                    )
                 labels = [r.label, setting] + ([mode] if many else []) + [shot_label(k)]
                 rows.append(Row(labels, cells))
     head = ["model", "setting"] + (["evaluation method"] if many else []) + ["shots"]
-    return Table(table_id or f"{task}-{'-'.join(modes)}-errors", title, benchmark_of(task), head,
-                 cols, rows, caption=caption, paper=paper)
+    return Table(
+        table_id or f"{task}-{'-'.join(modes)}-errors",
+        title,
+        benchmark_of(task),
+        head,
+        cols,
+        rows,
+        caption=caption,
+        paper=paper,
+    )
 
 
 # -- any other task -------------------------------------------------------------------------------
@@ -266,8 +367,14 @@ def generic_tables(ctx: Context, tasks: list[str]) -> list[Table]:
         for r in runs:
             for u in r.select(task):
                 for m, v in u.metrics.items():
-                    if (isinstance(v, (int, float)) and not isinstance(v, bool) and m != "n"
-                            and not m.endswith("_stderr") and not m.startswith("n_") and m not in metrics):
+                    if (
+                        isinstance(v, (int, float))
+                        and not isinstance(v, bool)
+                        and m != "n"
+                        and not m.endswith("_stderr")
+                        and not m.startswith("n_")
+                        and m not in metrics
+                    ):
                         metrics.append(m)
         metrics = metrics[:MAX_GENERIC_COLUMNS]
         if not metrics:
@@ -283,13 +390,31 @@ def generic_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                         first = []
                     cells = []
                     for m in metrics:
-                        is_field = bool(first) and isinstance(first[0].get(m), (int, float)) \
+                        is_field = (
+                            bool(first)
+                            and isinstance(first[0].get(m), (int, float))
                             and not isinstance(first[0].get(m), bool)
-                        cells.append(metric_cell(r, units, m, digits=4,
-                                                 stat="mean" if is_field else "metric",
-                                                 field_=m if is_field else None))
+                        )
+                        cells.append(
+                            metric_cell(
+                                r,
+                                units,
+                                m,
+                                digits=4,
+                                stat="mean" if is_field else "metric",
+                                field_=m if is_field else None,
+                            )
+                        )
                     rows.append(Row([r.label, mode, shot_label(k)], cells))
-        out.append(Table(f"{task}-metrics", f"{task}: metrics (mean ± SD over seeds)",
-                         benchmark_of(task), ["model", "mode", "shots"],
-                         [Column((m,), m) for m in metrics], rows, paper=""))
+        out.append(
+            Table(
+                f"{task}-metrics",
+                f"{task}: metrics (mean ± SD over seeds)",
+                benchmark_of(task),
+                ["model", "mode", "shots"],
+                [Column((m,), m) for m in metrics],
+                rows,
+                paper="",
+            )
+        )
     return out

@@ -1,6 +1,7 @@
 """Run-level report sections: tables that span several tasks of a run (e.g. CONDAQA's Table 4,
 which averages five split tasks).  Each section is a pure function of ``results.json``;
 benchmarks register theirs (registry kind ``run_section``, by title)."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -10,6 +11,7 @@ Section = Callable[[dict], "str | None"]
 
 def run_sections(results: dict) -> dict[str, str]:
     from negbench.tasks.registry import REGISTRY
+
     out = {}
     for title, fn in REGISTRY.entries("run_section").items():
         text = fn(results)

@@ -20,6 +20,7 @@ tasks (CONDAQA's five test splits; several seeds of one split are averaged first
 the sample SD (n − 1) of the scaled replicate values.  NaN values (e.g. an incorrect-choice share
 when nothing was wrong) are left out of the mean.
 """
+
 from __future__ import annotations
 
 import html
@@ -36,17 +37,24 @@ from negbench.report.load import Run, UnitResult, get_path, matches, nanmean, sa
 class Ref:
     run: int
     units: list[str]
-    stat: str = "mean"                 # mean | share | count | metric
-    field: str | None = None           # record field (mean) or metric path (metric)
+    stat: str = "mean"  # mean | share | count | metric
+    field: str | None = None  # record field (mean) or metric path (metric)
     where: dict = dc_field(default_factory=dict)
     hit: dict | None = None
     scale: float = 1.0
-    replicate: str = "unit"            # unit | task
+    replicate: str = "unit"  # unit | task
 
     def to_dict(self) -> dict:
-        return {"run": self.run, "units": list(self.units), "stat": self.stat, "field": self.field,
-                "where": self.where, "hit": self.hit, "scale": self.scale,
-                "replicate": self.replicate}
+        return {
+            "run": self.run,
+            "units": list(self.units),
+            "stat": self.stat,
+            "field": self.field,
+            "where": self.where,
+            "hit": self.hit,
+            "scale": self.scale,
+            "replicate": self.replicate,
+        }
 
     def sample_filter(self) -> dict:
         """The filter that lists "the samples behind" the cell: ``where`` and ``hit`` together."""
@@ -57,7 +65,7 @@ class Ref:
 class Cell:
     value: float | str | None
     sd: float | None = None
-    n: int = 1                         # values averaged (seeds / splits)
+    n: int = 1  # values averaged (seeds / splits)
     digits: int = 3
     ref: Ref | None = None
     values: list[float] = dc_field(default_factory=list)
@@ -77,9 +85,14 @@ class Cell:
         return s
 
     def to_dict(self) -> dict:
-        return {"value": _num(self.value), "sd": _num(self.sd), "n": self.n,
-                "values": [_num(x) for x in self.values], "text": self.text(),
-                "ref": self.ref.to_dict() if self.ref else None}
+        return {
+            "value": _num(self.value),
+            "sd": _num(self.sd),
+            "n": self.n,
+            "values": [_num(x) for x in self.values],
+            "text": self.text(),
+            "ref": self.ref.to_dict() if self.ref else None,
+        }
 
 
 @dataclass
@@ -95,7 +108,7 @@ class Column:
 class Row:
     labels: list[str]
     cells: list[Cell | None]
-    kind: str = "run"                  # run | average | paper
+    kind: str = "run"  # run | average | paper
 
 
 @dataclass
@@ -108,7 +121,7 @@ class Table:
     rows: list[Row] = dc_field(default_factory=list)
     caption: str = ""
     notes: list[str] = dc_field(default_factory=list)
-    paper: str = ""                    # which paper table this reproduces the shape of
+    paper: str = ""  # which paper table this reproduces the shape of
 
     # -- rendering -------------------------------------------------------------------------------
     def cell_id(self, ri: int, ci: int) -> str:
@@ -119,8 +132,12 @@ class Table:
         lines = [f"**{self.title}**", ""]
         if self.caption:
             lines += [self.caption, ""]
-        lines += ["| " + " | ".join(_md(h) for h in head) + " |",
-                  "|" + "|".join("---" if i < len(self.row_header) else "---:" for i in range(len(head))) + "|"]
+        lines += [
+            "| " + " | ".join(_md(h) for h in head) + " |",
+            "|"
+            + "|".join("---" if i < len(self.row_header) else "---:" for i in range(len(head)))
+            + "|",
+        ]
         for r in self.rows:
             cells = [_md(x) for x in r.labels] + [c.text() if c else "" for c in r.cells]
             lines.append("| " + " | ".join(cells) + " |")
@@ -132,9 +149,15 @@ class Table:
         nl = len(self.row_header)
         depth = max((len(c.path) for c in self.columns), default=1)
         spec = "l" * nl + "r" * len(self.columns)
-        out = ["\\begin{table}[t]", "\\centering", "\\small",
-               f"\\caption{{{_tex(self.title)}}}", f"\\label{{tab:{self.id}}}",
-               f"\\begin{{tabular}}{{{spec}}}", "\\toprule"]
+        out = [
+            "\\begin{table}[t]",
+            "\\centering",
+            "\\small",
+            f"\\caption{{{_tex(self.title)}}}",
+            f"\\label{{tab:{self.id}}}",
+            f"\\begin{{tabular}}{{{spec}}}",
+            "\\toprule",
+        ]
         for level in range(depth):
             cells = [(_tex(h) if level == depth - 1 else "") for h in self.row_header]
             rules = []
@@ -143,7 +166,9 @@ class Table:
                 if lab is None:
                     cells += [""] * span
                 else:
-                    cells.append(f"\\multicolumn{{{span}}}{{c}}{{{_tex(lab)}}}" if span > 1 else _tex(lab))
+                    cells.append(
+                        f"\\multicolumn{{{span}}}{{c}}{{{_tex(lab)}}}" if span > 1 else _tex(lab)
+                    )
                     if span > 1 and level < depth - 1:
                         rules.append(f"\\cmidrule(lr){{{col}-{col + span - 1}}}")
                 col += span
@@ -159,8 +184,8 @@ class Table:
                 prev = []
             prev_kind = r.kind
             labs = []
-            for i, x in enumerate(r.labels):                   # blank repeated leading labels
-                same = i < len(prev) and prev[:i + 1] == r.labels[:i + 1]
+            for i, x in enumerate(r.labels):  # blank repeated leading labels
+                same = i < len(prev) and prev[: i + 1] == r.labels[: i + 1]
                 labs.append("" if same else _tex(x))
             prev = list(r.labels)
             cells = labs + [_tex(c.text()) if c else "" for c in r.cells]
@@ -197,8 +222,10 @@ class Table:
                 cid = self.cell_id(ri, ci)
                 txt = html.escape(c.text())
                 if c.ref is not None:
-                    h.append(f'<td class="nb-cell" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
-                             f'title="show the samples behind this cell">{txt}</a></td>')
+                    h.append(
+                        f'<td class="nb-cell" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
+                        f'title="show the samples behind this cell">{txt}</a></td>'
+                    )
                 else:
                     h.append(f'<td class="nb-cell" id="{cid}">{txt}</td>')
             h.append("</tr>")
@@ -206,16 +233,32 @@ class Table:
         return "".join(h)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "benchmark": self.benchmark, "paper": self.paper,
-                "caption": self.caption, "notes": list(self.notes),
-                "row_header": list(self.row_header),
-                "columns": [{"key": c.key or c.label(), "path": list(c.path)} for c in self.columns],
-                "rows": [{"labels": list(r.labels), "kind": r.kind,
-                          "cells": [c.to_dict() if c else None for c in r.cells]} for r in self.rows]}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "benchmark": self.benchmark,
+            "paper": self.paper,
+            "caption": self.caption,
+            "notes": list(self.notes),
+            "row_header": list(self.row_header),
+            "columns": [{"key": c.key or c.label(), "path": list(c.path)} for c in self.columns],
+            "rows": [
+                {
+                    "labels": list(r.labels),
+                    "kind": r.kind,
+                    "cells": [c.to_dict() if c else None for c in r.cells],
+                }
+                for r in self.rows
+            ],
+        }
 
     def refs(self) -> dict[str, dict]:
-        return {self.cell_id(ri, ci): c.ref.to_dict()
-                for ri, r in enumerate(self.rows) for ci, c in enumerate(r.cells) if c and c.ref}
+        return {
+            self.cell_id(ri, ci): c.ref.to_dict()
+            for ri, r in enumerate(self.rows)
+            for ci, c in enumerate(r.cells)
+            if c and c.ref
+        }
 
     def cells(self):
         """(row index, column index, row, column, cell) for every non-empty cell."""
@@ -236,7 +279,11 @@ def _groups(columns: Sequence[Column], level: int):
             i += 1
             continue
         j = i + 1
-        while j < len(columns) and len(columns[j].path) > level and columns[j].path[:level + 1] == c.path[:level + 1]:
+        while (
+            j < len(columns)
+            and len(columns[j].path) > level
+            and columns[j].path[: level + 1] == c.path[: level + 1]
+        ):
             j += 1
         out.append((j - i, c.path[level], list(columns[i:j])))
         i = j
@@ -247,8 +294,18 @@ def _md(s: Any) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
-_TEX = {"&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_", "{": "\\{", "}": "\\}",
-        "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "\\": "\\textbackslash{}"}
+_TEX = {
+    "&": "\\&",
+    "%": "\\%",
+    "$": "\\$",
+    "#": "\\#",
+    "_": "\\_",
+    "{": "\\{",
+    "}": "\\}",
+    "~": "\\textasciitilde{}",
+    "^": "\\textasciicircum{}",
+    "\\": "\\textbackslash{}",
+}
 
 
 def _tex(s: Any) -> str:
@@ -275,9 +332,16 @@ def replicate_groups(run: Run, units: Sequence[str], replicate: str) -> list[lis
     return [[u] for u in units]
 
 
-def make_cell(run: Run, units: Sequence[UnitResult], getter: Callable[[dict], Any], *,
-              scale: float = 1.0, digits: int = 3, ref: Ref | None = None,
-              replicate: str = "unit") -> Cell | None:
+def make_cell(
+    run: Run,
+    units: Sequence[UnitResult],
+    getter: Callable[[dict], Any],
+    *,
+    scale: float = 1.0,
+    digits: int = 3,
+    ref: Ref | None = None,
+    replicate: str = "unit",
+) -> Cell | None:
     """A cell from saved unit metrics: ``getter(metrics)`` per unit, averaged per replicate,
     scaled; mean ± SD over replicates.  None when no unit has the metric."""
     if not units:
@@ -303,17 +367,41 @@ def make_cell(run: Run, units: Sequence[UnitResult], getter: Callable[[dict], An
     return Cell(mean, s, len(finite), digits, ref, reps)
 
 
-def metric_cell(run: Run, units: Sequence[UnitResult], path: str, *, scale: float = 1.0,
-                digits: int = 3, stat: str = "metric", field_: str | None = None,
-                where: dict | None = None, hit: dict | None = None,
-                replicate: str = "unit", ref_scale: float | None = None) -> Cell | None:
+def metric_cell(
+    run: Run,
+    units: Sequence[UnitResult],
+    path: str,
+    *,
+    scale: float = 1.0,
+    digits: int = 3,
+    stat: str = "metric",
+    field_: str | None = None,
+    where: dict | None = None,
+    hit: dict | None = None,
+    replicate: str = "unit",
+    ref_scale: float | None = None,
+) -> Cell | None:
     """A cell for the saved metric at ``path`` with a Ref saying how to recompute it
     (``ref_scale``: the factor from the Ref's per-unit value to the cell's unit, default
     ``scale``; e.g. 100 for a share shown in percent whose saved metric is already a percent)."""
-    ref = Ref(run.index, [u.name for u in units], stat, field_ if stat != "metric" else path,
-              dict(where or {}), hit, scale if ref_scale is None else ref_scale)
-    return make_cell(run, units, lambda m: get_path(m, path), scale=scale, digits=digits, ref=ref,
-                     replicate=replicate)
+    ref = Ref(
+        run.index,
+        [u.name for u in units],
+        stat,
+        field_ if stat != "metric" else path,
+        dict(where or {}),
+        hit,
+        scale if ref_scale is None else ref_scale,
+    )
+    return make_cell(
+        run,
+        units,
+        lambda m: get_path(m, path),
+        scale=scale,
+        digits=digits,
+        ref=ref,
+        replicate=replicate,
+    )
 
 
 # -- recomputation from samples -------------------------------------------------------------------
@@ -324,6 +412,7 @@ def unit_value(run: Run, ref: Ref, unit: str, _cache: dict | None = None) -> flo
     if ref.stat == "metric":
         from negbench.evaluation.runner import unit_metrics
         from negbench.tasks import get_task
+
         key = (run.index, unit)
         if _cache is not None and key in _cache:
             m = _cache[key]
@@ -345,7 +434,9 @@ def unit_value(run: Run, ref: Ref, unit: str, _cache: dict | None = None) -> flo
     return sum(vals) / len(vals) if vals else float("nan")
 
 
-def resolve_ref(run: Run, ref: Ref | dict, _cache: dict | None = None) -> tuple[float, float | None]:
+def resolve_ref(
+    run: Run, ref: Ref | dict, _cache: dict | None = None
+) -> tuple[float, float | None]:
     """(value, SD) of a cell recomputed from the per-sample records alone."""
     if isinstance(ref, dict):
         ref = Ref(**ref)

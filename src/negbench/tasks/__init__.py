@@ -1,6 +1,7 @@
 """Tasks: built-in ones by name (found in the benchmark homes under this package by
 :mod:`negbench.tasks.registry`), a JSON-lines file of ``{question, choices, answer}``, or a YAML
 task file (:mod:`negbench.tasks.yaml_task`)."""
+
 from __future__ import annotations
 
 import re
@@ -39,24 +40,36 @@ def get_task(name: str) -> Task:
             REGISTRY.add("task", task.name, tasks[task.name], bench)
         return tasks[task.name]
     if opts and base in tasks:
-        raise TaskError(f"task '{base}' takes no options", where="--tasks",
-                        fix="tasks with options: " + ", ".join(sorted(factories)))
+        raise TaskError(
+            f"task '{base}' takes no options",
+            where="--tasks",
+            fix="tasks with options: " + ", ".join(sorted(factories)),
+        )
     if name.endswith(YAML_SUFFIXES):
         from negbench.tasks.yaml_task import load_yaml_task
+
         return load_yaml_task(name)
     if name.endswith(".jsonl") or Path(name).is_file():
         if not Path(name).is_file():
-            raise TaskError(f"task file not found: {name}", where="--tasks",
-                            fix="check the path of your JSON-lines task file")
+            raise TaskError(
+                f"task file not found: {name}",
+                where="--tasks",
+                fix="check the path of your JSON-lines task file",
+            )
         from negbench.tasks.builtin.tasks import jsonl_task
+
         return jsonl_task(name)
     from negbench.options import did_you_mean
+
     known = sorted(t for t in tasks if "[" not in t)
-    raise TaskError(f"unknown task '{base}'" + did_you_mean(base, known),
-                    where="--tasks",
-                    fix="known tasks: " + ", ".join(known) +
-                        " (or a .jsonl file of {question, choices, answer}, or a .yaml task "
-                        "file); see 'negbench tasks'")
+    raise TaskError(
+        f"unknown task '{base}'" + did_you_mean(base, known),
+        where="--tasks",
+        fix="known tasks: "
+        + ", ".join(known)
+        + " (or a .jsonl file of {question, choices, answer}, or a .yaml task "
+        "file); see 'negbench tasks'",
+    )
 
 
 def benchmark_of(task: str) -> str:
@@ -64,8 +77,16 @@ def benchmark_of(task: str) -> str:
     dropped, then the benchmark that registered the task or its factory (``nubench-detail`` →
     ``nubench``, ``condaqa-split3`` → ``condaqa``); a task no benchmark registered is its own."""
     t = re.sub(r"\[.*\]$", "", str(task)).strip()
-    return (REGISTRY.benchmark("task", t) or REGISTRY.benchmark("task_factory", t) or t)
+    return REGISTRY.benchmark("task", t) or REGISTRY.benchmark("task_factory", t) or t
 
 
-__all__ = ["Doc", "ModeSpec", "Rendered", "Task", "all_tasks", "benchmark_of", "get_task",
-           "register"]
+__all__ = [
+    "Doc",
+    "ModeSpec",
+    "Rendered",
+    "Task",
+    "all_tasks",
+    "benchmark_of",
+    "get_task",
+    "register",
+]

@@ -5,6 +5,7 @@ Benchmarks register an :class:`Exporter` (kind ``exporter``, or ``exporter_facto
 that takes options) in :mod:`negbench.tasks.registry`; ``negbench export NAME --split S --out F``
 writes its records as JSON lines.  Exporters are pure functions of the loaded records.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,13 +19,14 @@ from negbench.errors import TaskError
 class Exporter:
     name: str
     summary: str
-    records: Callable[[str], list[dict]]      # split -> alpaca records
+    records: Callable[[str], list[dict]]  # split -> alpaca records
     default_split: str = "train"
 
 
 def exporters() -> dict[str, Exporter]:
     """Every registered exporter (an exporter factory appears as itself with no options)."""
     from negbench.tasks.registry import REGISTRY
+
     out = REGISTRY.entries("exporter")
     for name, factory in REGISTRY.entries("exporter_factory").items():
         out.setdefault(name, factory({}))
@@ -35,19 +37,24 @@ def get_exporter(name: str) -> Exporter:
     """An exporter by name, or ``name[key=value,…]`` for one that takes options."""
     from negbench.tasks.base import parse_spec
     from negbench.tasks.registry import REGISTRY
+
     base, opts = parse_spec(name)
     if opts and base in REGISTRY.table("exporter_factory"):
         return REGISTRY.get("exporter_factory", base)(opts)
     ex = exporters()
     if name not in ex:
-        raise TaskError(f"unknown export '{name}'", where="negbench export",
-                        fix="known: " + ", ".join(sorted(ex)))
+        raise TaskError(
+            f"unknown export '{name}'",
+            where="negbench export",
+            fix="known: " + ", ".join(sorted(ex)),
+        )
     return ex[name]
 
 
 def write_alpaca(records: list[dict], out: str | Path) -> Path:
     """Write records as JSON lines (atomically), checking the Alpaca fields."""
     from negbench.evaluation.store import write_jsonl
+
     for i, r in enumerate(records):
         missing = {"instruction", "input", "output"} - set(r)
         if missing:

@@ -4,6 +4,7 @@ A task renders one record for one mode into a :class:`Rendered` prompt; the mode
 :class:`~negbench.evaluation.formulations.Formulation` turns it into requests and scores the answers.  Few-shot
 contexts follow lm-evaluation-harness 0.4 (see :mod:`negbench.evaluation.fewshot`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,15 +20,19 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     if "[" not in spec:
         return spec, {}
     if not spec.endswith("]"):
-        raise TaskError(f"bad task options in {spec!r}", where="--tasks",
-                        fix="write name[key=value,key=value]")
+        raise TaskError(
+            f"bad task options in {spec!r}", where="--tasks", fix="write name[key=value,key=value]"
+        )
     name, body = spec[:-1].split("[", 1)
     opts: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in body.split(","))):
         k, sep, v = part.partition("=")
         if not sep or not k.strip():
-            raise TaskError(f"bad task option {part!r} in {spec!r}", where="--tasks",
-                            fix="write name[key=value,key=value]")
+            raise TaskError(
+                f"bad task option {part!r} in {spec!r}",
+                where="--tasks",
+                fix="write name[key=value,key=value]",
+            )
         opts[k.strip()] = v.strip()
     return name.strip(), opts
 
@@ -77,11 +82,11 @@ class Structure:
     record (:class:`Doc`) and, with the same names, from a scored sample's ``meta`` — so metrics
     can resample the same units (confidence intervals) without the records."""
 
-    unit: tuple[str, ...] = ()            # () : every record is its own unit
+    unit: tuple[str, ...] = ()  # () : every record is its own unit
     stratum: str | None = None
-    unit_name: str = "record"             # what one unit is called, singular / plural
+    unit_name: str = "record"  # what one unit is called, singular / plural
     units_name: str = "records"
-    stratum_name: str = ""                # e.g. "condition"
+    stratum_name: str = ""  # e.g. "condition"
 
     def unit_key(self, obj: "Doc | Mapping[str, Any]", default: Hashable = None) -> Hashable:
         """The unit a record (or a sample's ``meta``) belongs to; ``default`` when the structure
@@ -112,20 +117,21 @@ class Task:
 
     name: str
     summary: str
-    load: Callable[[str], Sequence[Doc]]               # split -> records (a list, or a lazy
-                                                       # sequence that builds each Doc on demand)
+    load: Callable[[str], Sequence[Doc]]  # split -> records (a list, or a lazy
+    # sequence that builds each Doc on demand)
     modes: dict[str, "ModeSpec"]
     test_split: str = "test"
     fewshot_split: str | None = None
     default_modes: Sequence[str] = ()
     default_shots: Sequence[int] = (0,)
     default_seeds: Sequence[int] = (1234,)
-    protocol_shots: Sequence[int] | None = None        # the paper's shot × seed protocol
-    protocol_seeds: Sequence[int] | None = None        # (``negbench run --protocol``)
+    protocol_shots: Sequence[int] | None = None  # the paper's shot × seed protocol
+    protocol_seeds: Sequence[int] | None = None  # (``negbench run --protocol``)
     # "lm-eval", "fixed" (same shots for every item), or a callable (docs, pool, k, seed) ->
     # iterator of shot lists (e.g. JSTS-Neg's stratified selection)
-    fewshot_sampler: str | Callable[[Sequence[Doc], Sequence[Doc], int, int | None],
-                                    Iterator[list[Doc]]] = "lm-eval"
+    fewshot_sampler: (
+        str | Callable[[Sequence[Doc], Sequence[Doc], int, int | None], Iterator[list[Doc]]]
+    ) = "lm-eval"
     description: Callable[[str], str] = lambda mode: ""
     target_delimiter: str = " "
     fewshot_delimiter: str = "\n\n"
@@ -157,9 +163,12 @@ class Task:
     def mode(self, name: str) -> "ModeSpec":
         if name not in self.modes:
             from negbench.options import did_you_mean
-            raise TaskError(f"task '{self.name}' has no mode '{name}'"
-                            + did_you_mean(name, self.modes), where="--modes",
-                            fix="its modes: " + ", ".join(self.modes))
+
+            raise TaskError(
+                f"task '{self.name}' has no mode '{name}'" + did_you_mean(name, self.modes),
+                where="--modes",
+                fix="its modes: " + ", ".join(self.modes),
+            )
         return self.modes[name]
 
     def headline(self, mode: str) -> str:
@@ -177,10 +186,9 @@ class ModeSpec:
     """One scoring mode of a task: how a record is rendered, and which formulation scores it."""
 
     render: Callable[[Doc], Rendered]
-    formulation: Any                                   # negbench.evaluation.formulations.Formulation
+    formulation: Any  # negbench.evaluation.formulations.Formulation
     summary: str = ""
-    include: Callable[[Doc], bool] | None = None       # records this mode applies to (None: all)
-    render_chat: Callable[[Doc], Rendered] | None = None   # the prompt variant for chat models
-    headline: str = ""                 # the paper's metric for this mode ("": the formulation's
-                                       # first metric, exact_match for a generation)
-
+    include: Callable[[Doc], bool] | None = None  # records this mode applies to (None: all)
+    render_chat: Callable[[Doc], Rendered] | None = None  # the prompt variant for chat models
+    headline: str = ""  # the paper's metric for this mode ("": the formulation's
+    # first metric, exact_match for a generation)

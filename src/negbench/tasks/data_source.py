@@ -18,6 +18,7 @@ place it looked and the variables that point elsewhere — at once, also offline
 looked for (``negbench tasks``); :func:`load_hub_dataset` is the one way a benchmark reads a hub
 data set (offline when the hub cannot be reached, one clear error naming the id).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,11 +41,11 @@ def shared_data(sub: str) -> Path:
 class DataSource:
     """Where one benchmark's release is looked for."""
 
-    name: str                       # for messages: "Thunder-NUBench"
-    env: str | None                 # its own variable, e.g. NEGBENCH_NUBENCH
-    folder: str | None              # its place under $NEGBENCH_DATA / ../shared/data
-    hub: str | None = None          # its Hugging Face id, when it is published there
-    env_folder_only: bool = False   # the variable counts only when it names a folder
+    name: str  # for messages: "Thunder-NUBench"
+    env: str | None  # its own variable, e.g. NEGBENCH_NUBENCH
+    folder: str | None  # its place under $NEGBENCH_DATA / ../shared/data
+    hub: str | None = None  # its Hugging Face id, when it is published there
+    env_folder_only: bool = False  # the variable counts only when it names a folder
 
     def local(self) -> Path | None:
         """Steps 2-3: the release's place in the data tree (None without a folder)."""
@@ -85,15 +86,20 @@ class DataSource:
                 if Path(env).exists():
                     return True, f"{env} (${self.env})"
                 return False, f"${self.env} = {env}, which does not exist"
-            looked.append(f"${self.env} (unset)" if not env else f"${self.env} = {env} (not a folder)")
+            looked.append(
+                f"${self.env} (unset)" if not env else f"${self.env} = {env} (not a folder)"
+            )
         local = self.local()
         if local is not None:
             tree = bool(os.environ.get("NEGBENCH_DATA"))
             how = f"$NEGBENCH_DATA/{self.folder}" if tree else "the local data folder"
             if local.exists():
                 return True, f"{local} ({how})"
-            looked.append(f"{how} {local} (missing)" if tree else
-                          f"$NEGBENCH_DATA (unset), {how} {local} (missing)")
+            looked.append(
+                f"{how} {local} (missing)"
+                if tree
+                else f"$NEGBENCH_DATA (unset), {how} {local} (missing)"
+            )
         if self.hub:
             found, where = self._hub_status(self.hub, "its hub id")
             if found:
@@ -110,9 +116,14 @@ class DataSource:
         return False, f"hf:{repo} (the hub is not reachable and the local cache lacks it)"
 
 
-def load_hub_dataset(dataset_id: str, split: str, config: str | None = None, *,
-                     what: str = "the data set", local: str = "use a local folder of the release"
-                     ) -> Any:
+def load_hub_dataset(
+    dataset_id: str,
+    split: str,
+    config: str | None = None,
+    *,
+    what: str = "the data set",
+    local: str = "use a local folder of the release",
+) -> Any:
     """One split of a Hugging Face hub data set (``datasets.load_dataset``) — the one way every
     benchmark reads the hub.  When the hub cannot be reached the process goes offline first, so
     a data set missing from the cache fails at once instead of after a minute of retries; every
@@ -122,24 +133,32 @@ def load_hub_dataset(dataset_id: str, split: str, config: str | None = None, *,
     try:
         import datasets
     except ImportError:
-        raise DataError(f"loading {what} from the Hugging Face hub needs the 'datasets' package, "
-                        "which is not installed", path=where,
-                        fix=f"pip install -c constraints.txt datasets, or {local}") from None
-    hub.offline_when_unreachable()             # unreachable: the cache only, no retries
+        raise DataError(
+            f"loading {what} from the Hugging Face hub needs the 'datasets' package, "
+            "which is not installed",
+            path=where,
+            fix=f"pip install -c constraints.txt datasets, or {local}",
+        ) from None
+    hub.offline_when_unreachable()  # unreachable: the cache only, no retries
     args = (dataset_id, config) if config else (dataset_id,)
     try:
         return datasets.load_dataset(*args, split=split)
     except Exception as exc:  # network, unknown id or configuration … — a data problem
         text = str(exc).splitlines()[0] if str(exc) else ""
-        raise DataError(f"could not load {dataset_id}" + (f" ({config})" if config else "")
-                        + f" split {split} ({type(exc).__name__}: {text})", path=where,
-                        fix=hub.data_fix(local)) from None
+        raise DataError(
+            f"could not load {dataset_id}"
+            + (f" ({config})" if config else "")
+            + f" split {split} ({type(exc).__name__}: {text})",
+            path=where,
+            fix=hub.data_fix(local),
+        ) from None
 
 
 def hub_config_names(dataset_id: str) -> list[str]:
     """The configurations of a hub data set ([] when they cannot be listed)."""
     try:
         import datasets
+
         hub.offline_when_unreachable()
         return list(datasets.get_dataset_config_names(dataset_id))
     except Exception:

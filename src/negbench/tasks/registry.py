@@ -9,6 +9,7 @@ report or model code that a run does not need); and a hook can leave whole kinds
 called the first time one of them is asked for (:meth:`Contributions.later`: recipes and
 exporters are not imported by a run).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -39,8 +40,8 @@ KINDS: dict[str, str] = {
 class Builder:
     """A ``negbench build`` target: its parser and the function that runs it."""
 
-    add_parser: Callable[[Any], None]          # (the ``build`` sub-parsers) -> None
-    run: Callable[[Any], int]                  # parsed arguments -> exit code
+    add_parser: Callable[[Any], None]  # (the ``build`` sub-parsers) -> None
+    run: Callable[[Any], int]  # parsed arguments -> exit code
 
 
 class Registry:
@@ -49,7 +50,7 @@ class Registry:
     def __init__(self) -> None:
         self._values: dict[str, dict[str, Any]] = {k: {} for k in KINDS}
         self._bench: dict[str, dict[str, str]] = {k: {} for k in KINDS}
-        self._later: list[tuple[tuple[str, ...], str, str]] = []   # (kinds, provider, benchmark)
+        self._later: list[tuple[tuple[str, ...], str, str]] = []  # (kinds, provider, benchmark)
         self._scanned = False
 
     def add(self, kind: str, name: str, value: Any, benchmark: str | None = None) -> None:
@@ -96,7 +97,9 @@ class Registry:
         for mod in benchmark_packages():
             hook = getattr(mod, "register", None)
             if callable(hook):
-                hook(Contributions(self, getattr(mod, "BENCHMARK", mod.__name__.rpartition(".")[2])))
+                hook(
+                    Contributions(self, getattr(mod, "BENCHMARK", mod.__name__.rpartition(".")[2]))
+                )
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,12 @@ class Contributions:
 def benchmark_packages() -> Iterator[Any]:
     """The sub-packages of :mod:`negbench.tasks`, in their ``ORDER`` (then by name)."""
     import negbench.tasks as pkg
-    mods = [importlib.import_module(f"{pkg.__name__}.{info.name}")
-            for info in pkgutil.iter_modules(pkg.__path__) if info.ispkg]
+
+    mods = [
+        importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(pkg.__path__)
+        if info.ispkg
+    ]
     yield from sorted(mods, key=lambda m: (getattr(m, "ORDER", 100), m.__name__))
 
 

@@ -5,6 +5,7 @@ before / after evaluation (:mod:`negbench.train.trainer`), and ``negbench train`
 
 Importing this package loads neither torch nor transformers.
 """
+
 from __future__ import annotations
 
 from negbench.train.recipes import Recipe, get_recipe, resolve_recipe
@@ -15,4 +16,5 @@ __all__ = ["Recipe", "get_recipe", "resolve_recipe", "train"]
 def train(*args, **kwargs):
     """:func:`negbench.train.trainer.train` (imported lazily: it needs torch)."""
     from negbench.train.trainer import train as _train
+
     return _train(*args, **kwargs)

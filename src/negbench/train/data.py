@@ -21,6 +21,7 @@ tokens that share of the loss, as the official This-is-not-a-Dataset code does).
 longer than ``cutoff_len`` loses the end of its response; a prompt that leaves no room for one
 response token is an error.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,47 +46,63 @@ INHERITED_EVAL_OPTIONS = ("source", "split_seed")
 class TrainingData:
     """Alpaca records ready to render, with where each came from."""
 
-    spec: str                          # as given (exporter spec or file path)
-    split: str | None                  # None for a file
-    records: list[dict]                # {instruction, input, output} (+ extra fields kept)
-    where: list[str]                   # per record: "record 12" / "line 13"
-    n_available: int                   # before max_samples
-    source: str                        # a sentence: where the records come from
+    spec: str  # as given (exporter spec or file path)
+    split: str | None  # None for a file
+    records: list[dict]  # {instruction, input, output} (+ extra fields kept)
+    where: list[str]  # per record: "record 12" / "line 13"
+    n_available: int  # before max_samples
+    source: str  # a sentence: where the records come from
     eval_options: dict[str, str] = field(default_factory=dict)
 
     @cached_property
     def fingerprint(self) -> str:
         """sha256 of the records' instruction / input / output, in order (after max_samples)."""
-        return fingerprint_records({k: r.get(k, "") for k in ("instruction", "input", "output")}
-                                   for r in self.records)
+        return fingerprint_records(
+            {k: r.get(k, "") for k in ("instruction", "input", "output")} for r in self.records
+        )
 
     def summary(self) -> dict[str, Any]:
-        out = {"spec": self.spec, "split": self.split, "source": self.source,
-               "n_available": self.n_available, "n_records": len(self.records),
-               "fingerprint": self.fingerprint}
+        out = {
+            "spec": self.spec,
+            "split": self.split,
+            "source": self.source,
+            "n_available": self.n_available,
+            "n_records": len(self.records),
+            "fingerprint": self.fingerprint,
+        }
         counts = Counter(r["output"] for r in self.records)
-        if len(counts) <= 20:                  # label balance of classification-style data
+        if len(counts) <= 20:  # label balance of classification-style data
             out["output_counts"] = dict(counts.most_common())
         return out
 
 
 def is_file_spec(spec: str) -> bool:
     p = Path(spec).expanduser()
-    return p.suffix.lower() in (".json", ".jsonl") or p.is_file() or spec.startswith(("/", ".", "~"))
+    return (
+        p.suffix.lower() in (".json", ".jsonl") or p.is_file() or spec.startswith(("/", ".", "~"))
+    )
 
 
-def load_training_data(spec: str, split: str = "train", max_samples: int | None = None) -> TrainingData:
+def load_training_data(
+    spec: str, split: str = "train", max_samples: int | None = None
+) -> TrainingData:
     """The records of ``spec`` (see the module docstring), the first ``max_samples`` of them."""
     if is_file_spec(spec):
         records, where = read_alpaca_file(spec)
-        td = TrainingData(spec, None, records, where, len(records), f"file {Path(spec).expanduser()}")
+        td = TrainingData(
+            spec, None, records, where, len(records), f"file {Path(spec).expanduser()}"
+        )
     else:
         td = _from_exporter(spec, split)
     if not td.records:
-        raise TaskError(f"the training data {spec!r}" + (f" (split {td.split})" if td.split else "")
-                        + " selects no records", where="--data",
-                        fix="widen the selection (patterns=, types=, polarity=, sample=), choose "
-                            "another split, or check the file")
+        raise TaskError(
+            f"the training data {spec!r}"
+            + (f" (split {td.split})" if td.split else "")
+            + " selects no records",
+            where="--data",
+            fix="widen the selection (patterns=, types=, polarity=, sample=), choose "
+            "another split, or check the file",
+        )
     if max_samples is not None and len(td.records) > max_samples:
         td.records, td.where = td.records[:max_samples], td.where[:max_samples]
     return td
@@ -94,6 +111,7 @@ def load_training_data(spec: str, split: str = "train", max_samples: int | None 
 def _from_exporter(spec: str, split: str) -> TrainingData:
     from negbench.tasks.alpaca import exporters, get_exporter
     from negbench.tasks.base import parse_spec
+
     try:
         base, opts = parse_spec(spec)
     except TaskError as exc:
@@ -104,47 +122,76 @@ def _from_exporter(spec: str, split: str) -> TrainingData:
     if base == "notadataset":
         split = opts.pop("split", split)
         if split not in NOTADATASET_SPLITS:
-            raise TaskError(f"This is not a Dataset has no split '{split}'", where="--data / data_split",
-                            fix="one of " + ", ".join(NOTADATASET_SPLITS) + " (by block, §6)")
+            raise TaskError(
+                f"This is not a Dataset has no split '{split}'",
+                where="--data / data_split",
+                fix="one of " + ", ".join(NOTADATASET_SPLITS) + " (by block, §6)",
+            )
         eval_options = {k: opts[k] for k in INHERITED_EVAL_OPTIONS if k in opts}
     if base == "konubench-symbol" and "target" in opts:
         target = opts.pop("target")
         if target not in SYMBOL_TARGETS:
-            raise OptionError(f"konubench-symbol: target={target!r}", where="--data",
-                              fix="target=letter (the answer letter) or target=letter-negation "
-                                  "(the official '{letter}. {standard negation}')")
+            raise OptionError(
+                f"konubench-symbol: target={target!r}",
+                where="--data",
+                fix="target=letter (the answer letter) or target=letter-negation "
+                "(the official '{letter}. {standard negation}')",
+            )
         if target == "letter":
             transform = _letter_only
     name = base + ("[" + ",".join(f"{k}={v}" for k, v in opts.items()) + "]" if opts else "")
     if base not in known:
         import difflib
+
         close = difflib.get_close_matches(base, list(known), n=1)
-        raise OptionError(f"unknown training data '{base}'", where="--data",
-                          fix=(f"did you mean '{close[0]}'? " if close else "")
-                          + "an exporter (" + ", ".join(sorted(known)) + ") or a .json/.jsonl "
-                          "file of Alpaca records")
+        raise OptionError(
+            f"unknown training data '{base}'",
+            where="--data",
+            fix=(f"did you mean '{close[0]}'? " if close else "")
+            + "an exporter ("
+            + ", ".join(sorted(known))
+            + ") or a .json/.jsonl "
+            "file of Alpaca records",
+        )
     try:
         exporter = get_exporter(name)
     except TaskError as exc:
-        if exc.what.startswith("unknown export"):     # options given to an exporter without any
-            raise OptionError(f"the training data '{base}' takes no options ({name})",
-                              where="--data", fix=f"write just {base}") from None
+        if exc.what.startswith("unknown export"):  # options given to an exporter without any
+            raise OptionError(
+                f"the training data '{base}' takes no options ({name})",
+                where="--data",
+                fix=f"write just {base}",
+            ) from None
         raise TaskError(exc.what, where="--data", fix=exc.fix) from None
     try:
         records = exporter.records(split)
-    except TaskError as exc:                           # e.g. a split the exporter does not have
+    except TaskError as exc:  # e.g. a split the exporter does not have
         fix = (exc.fix or "").replace("--split ", "--set data_split=")
-        raise TaskError(exc.what, where=f"data_split={split} (training data {name})",
-                        fix=fix or "--set data_split=train") from None
+        raise TaskError(
+            exc.what,
+            where=f"data_split={split} (training data {name})",
+            fix=fix or "--set data_split=train",
+        ) from None
     if transform:
         records = [transform(r) for r in records]
-    for i, r in enumerate(records):                    # an exporter's records are ours: check anyway
+    for i, r in enumerate(records):  # an exporter's records are ours: check anyway
         for k in ("instruction", "output"):
             if not isinstance(r.get(k), str):
-                raise DataError(f"exporter record lacks a text '{k}'", path=f"exporter {name}",
-                                record=i, field=k)
-    return TrainingData(spec, split, list(records), [f"record {i}" for i in range(len(records))],
-                        len(records), f"exporter {name}, split {split}", eval_options)
+                raise DataError(
+                    f"exporter record lacks a text '{k}'",
+                    path=f"exporter {name}",
+                    record=i,
+                    field=k,
+                )
+    return TrainingData(
+        spec,
+        split,
+        list(records),
+        [f"record {i}" for i in range(len(records))],
+        len(records),
+        f"exporter {name}, split {split}",
+        eval_options,
+    )
 
 
 def _letter_only(r: dict) -> dict:
@@ -157,40 +204,60 @@ def read_alpaca_file(path: str | Path) -> tuple[list[dict], list[str]]:
     """Alpaca records of a JSON-lines file or a JSON array; errors name the file, the line (or
     array element) and the field."""
     from negbench.tasks.records import field as get, iter_jsonl, read_text
+
     p = Path(path).expanduser()
     if not p.is_file():
-        raise DataError("training data file not found", path=str(p),
-                        fix="give a .jsonl (one {instruction, input, output} object per line) or "
-                            "a .json array of them")
+        raise DataError(
+            "training data file not found",
+            path=str(p),
+            fix="give a .jsonl (one {instruction, input, output} object per line) or "
+            "a .json array of them",
+        )
     text = read_text(p)
     rows: list[tuple[str, Any]]
     if p.suffix.lower() == ".json" or text.lstrip().startswith("["):
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DataError(f"invalid JSON ({exc.msg} at column {exc.colno})", path=str(p),
-                            record=f"line {exc.lineno}",
-                            fix="a JSON array of {instruction, input, output} objects, or JSON "
-                                "lines") from None
+            raise DataError(
+                f"invalid JSON ({exc.msg} at column {exc.colno})",
+                path=str(p),
+                record=f"line {exc.lineno}",
+                fix="a JSON array of {instruction, input, output} objects, or JSON lines",
+            ) from None
         if not isinstance(obj, list):
-            raise DataError(f"expected a JSON array of records, got a {type(obj).__name__}",
-                            path=str(p), fix="write [{\"instruction\": …, \"input\": …, "
-                                             "\"output\": …}, …] or one object per line")
+            raise DataError(
+                f"expected a JSON array of records, got a {type(obj).__name__}",
+                path=str(p),
+                fix='write [{"instruction": …, "input": …, "output": …}, …] or one object per line',
+            )
         rows = [(f"element {i}", o) for i, o in enumerate(obj)]
     else:
-        rows = [(f"line {n}", o) for n, o in iter_jsonl(
-            p, fix="each line must be one {\"instruction\", \"input\", \"output\"} object")]
+        rows = [
+            (f"line {n}", o)
+            for n, o in iter_jsonl(
+                p, fix='each line must be one {"instruction", "input", "output"} object'
+            )
+        ]
     records, where = [], []
     for w, o in rows:
         if not isinstance(o, dict):
-            raise DataError("a record is not a JSON object", path=str(p), record=w,
-                            fix="each record is {\"instruction\": …, \"input\": …, \"output\": …}")
+            raise DataError(
+                "a record is not a JSON object",
+                path=str(p),
+                record=w,
+                fix='each record is {"instruction": …, "input": …, "output": …}',
+            )
         ins = get(o, "instruction", str, path=str(p), record=w, nonempty=False)
         inp = get(o, "input", str, path=str(p), record=w, optional=True, nonempty=False) or ""
         out = get(o, "output", str, path=str(p), record=w)
         if not ins.strip() and not inp.strip():
-            raise DataError("empty prompt: both instruction and input are empty", path=str(p),
-                            record=w, field="instruction")
+            raise DataError(
+                "empty prompt: both instruction and input are empty",
+                path=str(p),
+                record=w,
+                field="instruction",
+            )
         records.append({**o, "instruction": ins, "input": inp, "output": out})
         where.append(w)
     return records, where
@@ -205,8 +272,11 @@ def resolve_template(recipe, tokenizer) -> str:
     """``chat`` or ``plain`` for this model (``auto``: chat when the model has a template)."""
     if recipe.template == "chat":
         if not has_chat_template(tokenizer):
-            raise OptionError("template=chat, but the model has no chat template", where="template",
-                              fix="--set template=plain (or auto), or use an instruction-tuned model")
+            raise OptionError(
+                "template=chat, but the model has no chat template",
+                where="template",
+                fix="--set template=plain (or auto), or use an instruction-tuned model",
+            )
         return "chat"
     if recipe.template == "plain":
         return "plain"
@@ -234,17 +304,20 @@ def _chat(tokenizer, prompt: str, output: str) -> tuple[str, str]:
     it (its end-of-turn marker included)."""
     msgs = [{"role": "user", "content": prompt}]
     p = tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
-    full = tokenizer.apply_chat_template(msgs + [{"role": "assistant", "content": output}],
-                                         tokenize=False)
+    full = tokenizer.apply_chat_template(
+        msgs + [{"role": "assistant", "content": output}], tokenize=False
+    )
     if full.startswith(p) and len(full) > len(p):
-        return p, full[len(p):]
+        return p, full[len(p) :]
     return p, output + (tokenizer.eos_token or "")
 
 
 _P, _R = "\x00NEGBENCH-PROMPT\x00", "\x00NEGBENCH-RESPONSE\x00"
 
 
-def render_all(records: list[dict], recipe, tokenizer, template: str) -> list[tuple[str, str, bool]]:
+def render_all(
+    records: list[dict], recipe, tokenizer, template: str
+) -> list[tuple[str, str, bool]]:
     """:func:`render` for every record.  Under a chat template the template is rendered once with
     placeholders and filled in, when that gives exactly what rendering each record gives (checked
     on the first records; templates that transform the text are rendered one by one)."""
@@ -254,8 +327,8 @@ def render_all(records: list[dict], recipe, tokenizer, template: str) -> list[tu
     fast = pp.count(_P) == 1 and _P not in rr and rr.count(_R) == 1 and _R not in pp
 
     def fill(r: dict) -> tuple[str, str, bool]:
-        return (pp.replace(_P, prompt_text(r, recipe, template)),
-                rr.replace(_R, r["output"]), True)
+        return (pp.replace(_P, prompt_text(r, recipe, template)), rr.replace(_R, r["output"]), True)
+
     if fast and all(fill(r) == render(r, recipe, tokenizer, template) for r in records[:20]):
         return [fill(r) for r in records]
     return [render(r, recipe, tokenizer, template) for r in records]
@@ -269,20 +342,26 @@ def adds_bos(tokenizer) -> bool:
 
 @dataclass
 class TokenizedData:
-    examples: list[dict[str, list]]     # input_ids, attention_mask, labels (+ loss_weight)
-    template: str                       # "chat" or "plain"
-    n_tokens: int                       # all tokens (one epoch)
+    examples: list[dict[str, list]]  # input_ids, attention_mask, labels (+ loss_weight)
+    template: str  # "chat" or "plain"
+    n_tokens: int  # all tokens (one epoch)
     n_response_tokens: int
-    n_truncated: int                    # records whose response was cut at cutoff_len
+    n_truncated: int  # records whose response was cut at cutoff_len
     max_len: int
     fingerprint: str
     example_text: dict[str, str] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
-        return {"template": self.template, "n_examples": len(self.examples),
-                "n_tokens": self.n_tokens, "n_response_tokens": self.n_response_tokens,
-                "n_truncated": self.n_truncated, "max_len": self.max_len,
-                "fingerprint": self.fingerprint, "first_example": self.example_text}
+        return {
+            "template": self.template,
+            "n_examples": len(self.examples),
+            "n_tokens": self.n_tokens,
+            "n_response_tokens": self.n_response_tokens,
+            "n_truncated": self.n_truncated,
+            "max_len": self.max_len,
+            "fingerprint": self.fingerprint,
+            "first_example": self.example_text,
+        }
 
 
 def tokenize(data: TrainingData, recipe, tokenizer, template: str | None = None) -> TokenizedData:
@@ -309,21 +388,29 @@ def tokenize(data: TrainingData, recipe, tokenizer, template: str | None = None)
         if template == "plain" and recipe.append_eos and eos is not None:
             ri = ri + [eos]
         if not ri:
-            raise DataError("the response is empty after tokenisation", path=data.source,
-                            record=data.where[i], field="output")
+            raise DataError(
+                "the response is empty after tokenisation",
+                path=data.source,
+                record=data.where[i],
+                field="output",
+            )
         if len(pi) + 1 > cutoff:
             too_long.append((i, len(pi), len(ri)))
             continue
         if len(pi) + len(ri) > cutoff:
-            ri = ri[:cutoff - len(pi)]
+            ri = ri[: cutoff - len(pi)]
             n_trunc += 1
         ids = pi + ri
         if w > 0:
             labels = list(ids)
             lp, lr = len(pi), len(ri)
-            pw = lr * w / (1 - w) / lp if lp else 0.0     # official prepare_data: prompt share w
-            ex = {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels,
-                  "loss_weight": [pw] * lp + [1.0] * lr}
+            pw = lr * w / (1 - w) / lp if lp else 0.0  # official prepare_data: prompt share w
+            ex = {
+                "input_ids": ids,
+                "attention_mask": [1] * len(ids),
+                "labels": labels,
+                "loss_weight": [pw] * lp + [1.0] * lr,
+            }
         else:
             labels = [-100] * len(pi) + ri
             ex = {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
@@ -339,15 +426,28 @@ def tokenize(data: TrainingData, recipe, tokenizer, template: str | None = None)
         raise OptionError(
             f"cutoff_len={cutoff} is shorter than the prompt of {len(too_long)} of "
             f"{len(data.records)} training record(s) (the first, {data.where[i]}, has a prompt of "
-            f"{lp} tokens and a response of {lr})", where=f"cutoff_len; data {data.source}, "
-            f"{data.where[i]}",
+            f"{lp} tokens and a response of {lr})",
+            where=f"cutoff_len; data {data.source}, {data.where[i]}",
             fix=f"--set cutoff_len={max(need, max((a + b for _, a, b in too_long), default=need))} "
-                "(or more), or shorten those prompts")
+            "(or more), or shorten those prompts",
+        )
     ex_text = {}
     if data.records:
         ex_text = {"prompt": prompts[0], "response": responses[0]}
-    return TokenizedData(examples, template, n_tok, n_resp, n_trunc, max_len, h.hexdigest(), ex_text)
+    return TokenizedData(
+        examples, template, n_tok, n_resp, n_trunc, max_len, h.hexdigest(), ex_text
+    )
 
 
-__all__ = ["TrainingData", "TokenizedData", "load_training_data", "read_alpaca_file",
-           "resolve_template", "render", "prompt_text", "tokenize", "adds_bos", "is_file_spec"]
+__all__ = [
+    "TrainingData",
+    "TokenizedData",
+    "load_training_data",
+    "read_alpaca_file",
+    "resolve_template",
+    "render",
+    "prompt_text",
+    "tokenize",
+    "adds_bos",
+    "is_file_spec",
+]

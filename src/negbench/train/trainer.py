@@ -16,6 +16,7 @@ Everything the user gave is checked before a model is loaded or anything is writ
 folder appears only when training has finished, and a finished one is never touched without
 ``overwrite`` (the same configuration again reuses it and only evaluates).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -30,8 +31,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from negbench import __version__
 from negbench.errors import ModelError, OptionError, OutputError, require
-from negbench.evaluation.store import (atomic_write_text, git_commit, package_versions, staging_path,
-                            write_json)
+from negbench.evaluation.store import (
+    atomic_write_text,
+    git_commit,
+    package_versions,
+    staging_path,
+    write_json,
+)
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.train.data import TrainingData, load_training_data, tokenize
 from negbench.train.recipes import Recipe, resolve_recipe
@@ -47,7 +53,7 @@ class Layout:
     """Where one training's files go."""
 
     out: Path
-    created: bool = False             # this call created ``out``
+    created: bool = False  # this call created ``out``
 
     @property
     def adapter(self) -> Path:
@@ -84,18 +90,22 @@ def read_train_json(adapter: str | Path) -> dict | None:
 def _check_out(layout: Layout, overwrite: bool) -> str:
     """``new``, ``finished`` (a negbench adapter is there) or ``replace`` (overwrite)."""
     from negbench.evaluation.store import check_writable_folder
+
     final = layout.adapter
     check_writable_folder(layout.out, "--out")
     if final.exists() and not final.is_dir():
-        raise OutputError(f"{final} is a file, not an adapter folder", where="--out",
-                          fix="choose another --out")
+        raise OutputError(
+            f"{final} is a file, not an adapter folder", where="--out", fix="choose another --out"
+        )
     if final.is_dir() and any(final.iterdir()):
         info = read_train_json(final)
         if info is None or info.get("damaged"):
             if not overwrite:
-                raise OutputError(f"{final} is not empty and holds no finished negbench adapter",
-                                  where="--out",
-                                  fix="choose another --out, or pass --overwrite to replace it")
+                raise OutputError(
+                    f"{final} is not empty and holds no finished negbench adapter",
+                    where="--out",
+                    fix="choose another --out, or pass --overwrite to replace it",
+                )
             return "replace"
         return "finished"
     return "new"
@@ -116,6 +126,7 @@ def eval_task_spec(recipe: Recipe, data: TrainingData | None = None) -> str:
     """The recipe's evaluation task; a notadataset task inherits the training data's release and
     block split, and ``eval_limit`` becomes ``sample=`` (whole blocks, so coherence holds)."""
     from negbench.tasks.base import parse_spec
+
     base, opts = parse_spec(recipe.eval_task)
     if base == "notadataset":
         for k, v in (data.eval_options if data else {}).items():
@@ -125,10 +136,21 @@ def eval_task_spec(recipe: Recipe, data: TrainingData | None = None) -> str:
     return base + ("[" + ",".join(f"{k}={v}" for k, v in opts.items()) + "]" if opts else "")
 
 
-def eval_run(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
-             adapter: Path | None = None, device: str = "auto", cache: str | None = None,
-             overwrite: bool = False, quiet: bool = False, threads: int | None = None,
-             report_to: Sequence[str] = ()):
+def eval_run(
+    recipe: Recipe,
+    model: str,
+    task: str,
+    output: Path,
+    *,
+    chat: bool,
+    adapter: Path | None = None,
+    device: str = "auto",
+    cache: str | None = None,
+    overwrite: bool = False,
+    quiet: bool = False,
+    threads: int | None = None,
+    report_to: Sequence[str] = (),
+):
     """One side of the evaluation — the recipe's protocol (zero-shot, its modes, its limit) —
     through :func:`negbench.evaluation.session.evaluate` into the run folder ``output``, printed as
     ``negbench run`` prints it.  A task that picks its prompt by itself (notadataset follows the
@@ -136,14 +158,25 @@ def eval_run(recipe: Recipe, model: str, task: str, output: Path, *, chat: bool,
     stay the same.  ``cache``: a file, ``"none"`` (no cache) or None (negbench's)."""
     from negbench.evaluation.results import run_report
     from negbench.evaluation.session import evaluate
+
     task = task_with_chat(task, chat)
     limit = recipe.eval_limit if recipe.eval_limit and not task.startswith("notadataset") else None
-    res = evaluate(model, [task], shots=[0], output=str(output), device=device,
-                   modes=list(recipe.eval_modes) or None, limit=limit, chat=chat,
-                   adapter=str(adapter) if adapter is not None else None,
-                   cache=None if cache == "none" else (cache or True), overwrite=overwrite,
-                   progress=not quiet, threads=threads or None,
-                   report_to=report_to)
+    res = evaluate(
+        model,
+        [task],
+        shots=[0],
+        output=str(output),
+        device=device,
+        modes=list(recipe.eval_modes) or None,
+        limit=limit,
+        chat=chat,
+        adapter=str(adapter) if adapter is not None else None,
+        cache=None if cache == "none" else (cache or True),
+        overwrite=overwrite,
+        progress=not quiet,
+        threads=threads or None,
+        report_to=report_to,
+    )
     print(run_report(res))
     return res
 
@@ -153,6 +186,7 @@ def task_with_chat(task: str, chat: bool) -> str:
     choice in the spec is kept)."""
     from negbench.tasks import get_task
     from negbench.tasks.base import parse_spec
+
     name, opts = parse_spec(task)
     if "chat" in opts or getattr(get_task(task), "chat", None) is None:
         return task
@@ -165,14 +199,27 @@ def _check_eval(recipe: Recipe, model: str, task: str, chat: bool, device: str) 
     after an hour of it)."""
     from negbench.errors import TaskError
     from negbench.evaluation.runner import RunConfig, prepare
+
     try:
-        prepare(RunConfig(model=model, tasks=[task], modes=list(recipe.eval_modes) or None,
-                          shots=[0], limit=None if task.startswith("notadataset") else recipe.eval_limit,
-                          chat=chat, backend={"device": device}))
+        prepare(
+            RunConfig(
+                model=model,
+                tasks=[task],
+                modes=list(recipe.eval_modes) or None,
+                shots=[0],
+                limit=None if task.startswith("notadataset") else recipe.eval_limit,
+                chat=chat,
+                backend={"device": device},
+            )
+        )
     except TaskError as exc:
         where = {"--tasks": "eval_task", "--modes": "eval_modes"}.get(exc.where or "", exc.where)
-        raise TaskError(exc.what, where=f"{where} = {task if where == 'eval_task' else ','.join(recipe.eval_modes)} "
-                        "(the evaluation after training; --no-eval skips it)", fix=exc.fix) from None
+        raise TaskError(
+            exc.what,
+            where=f"{where} = {task if where == 'eval_task' else ','.join(recipe.eval_modes)} "
+            "(the evaluation after training; --no-eval skips it)",
+            fix=exc.fix,
+        ) from None
 
 
 # -- model loading -----------------------------------------------------------------------------------
@@ -180,6 +227,7 @@ def weights_folder(src) -> str | None:
     """The transformers folder of a source, when it exists without converting anything."""
     if src.gguf_file:
         from negbench.backends.sources import converted_gguf_folder
+
         target = converted_gguf_folder(src)
         return str(target) if (target / ".complete").is_file() else None
     return src.folder or src.hub_id
@@ -188,8 +236,10 @@ def weights_folder(src) -> str | None:
 def load_tokenizer(src):
     """The model's tokenizer, read without loading weights (a GGUF's from the file itself)."""
     from negbench.backends.tokenizing import quiet_transformers
+
     quiet_transformers()
     from transformers import AutoTokenizer
+
     try:
         where = weights_folder(src)
         if where is None:
@@ -197,6 +247,7 @@ def load_tokenizer(src):
             # read it the same way here (GGUF -> save -> reload), so training tokenises exactly as
             # the evaluation will: some transformers versions tokenise the two differently.
             import tempfile
+
             tok = AutoTokenizer.from_pretrained(src.folder, gguf_file=src.gguf_file)
             with tempfile.TemporaryDirectory(prefix="negbench-tok-") as tmp:
                 tok.save_pretrained(tmp)
@@ -204,10 +255,17 @@ def load_tokenizer(src):
         else:
             tok = AutoTokenizer.from_pretrained(where)
     except OSError as exc:
-        hint = ("the Hugging Face hub is unreachable from this machine: download the model "
-                "elsewhere and pass its folder" if src.hub_id else "check the model files")
-        raise ModelError(f"could not load the tokenizer of '{src.spec}': {exc}".splitlines()[0],
-                         where="--model", fix=hint) from exc
+        hint = (
+            "the Hugging Face hub is unreachable from this machine: download the model "
+            "elsewhere and pass its folder"
+            if src.hub_id
+            else "check the model files"
+        )
+        raise ModelError(
+            f"could not load the tokenizer of '{src.spec}': {exc}".splitlines()[0],
+            where="--model",
+            fix=hint,
+        ) from exc
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "right"
@@ -217,21 +275,32 @@ def load_tokenizer(src):
 def precision(recipe: Recipe, device: str) -> tuple[bool, list[str]]:
     """Whether to train in bf16 (recipe asks and the device supports it), with notes."""
     import torch
+
     notes = []
     if not recipe.bf16:
         return False, notes
     if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
         return True, notes
-    notes.append(f"bf16 asked by the recipe, but {device} does not support it for training: "
-                 "training in fp32 (numbers may differ slightly from a bf16 run)")
+    notes.append(
+        f"bf16 asked by the recipe, but {device} does not support it for training: "
+        "training in fp32 (numbers may differ slightly from a bf16 run)"
+    )
     return False, notes
 
 
-def load_model(model: str, src, device: str, bf16: bool, quantization: int | None,
-               threads: int | None = None, log: Callable[[str], None] = _log_default):
+def load_model(
+    model: str,
+    src,
+    device: str,
+    bf16: bool,
+    quantization: int | None,
+    threads: int | None = None,
+    log: Callable[[str], None] = _log_default,
+):
     """The base model for training (negbench's loader: embedded GGUF, folder, hub id), and notes.
     ``quantization`` 8 / 4 loads a bitsandbytes base where bitsandbytes and a GPU are present."""
     import importlib.util
+
     notes = []
     if quantization:
         if device.startswith("cuda") and importlib.util.find_spec("bitsandbytes") is not None:
@@ -239,27 +308,40 @@ def load_model(model: str, src, device: str, bf16: bool, quantization: int | Non
             from transformers import AutoModelForCausalLM, BitsAndBytesConfig
             from peft import prepare_model_for_kbit_training
             from negbench.backends.hf import HFBackend
+
             folder = weights_folder(src)
-            if folder is None:                       # a GGUF not yet converted: convert it once
+            if folder is None:  # a GGUF not yet converted: convert it once
                 b = object.__new__(HFBackend)
                 b._init_runtime("cpu", "float32", threads)
                 folder = b._converted_gguf(src)
-            qc = (BitsAndBytesConfig(load_in_8bit=True) if quantization == 8 else
-                  BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_compute_dtype=torch.bfloat16
-                                     if bf16 else torch.float32))
+            qc = (
+                BitsAndBytesConfig(load_in_8bit=True)
+                if quantization == 8
+                else BitsAndBytesConfig(
+                    load_in_4bit=True,
+                    bnb_4bit_compute_dtype=torch.bfloat16 if bf16 else torch.float32,
+                )
+            )
             idx = torch.device(device).index or 0
-            m = AutoModelForCausalLM.from_pretrained(folder, quantization_config=qc,
-                                                     device_map={"": idx},
-                                                     dtype=torch.bfloat16 if bf16 else torch.float32)
+            m = AutoModelForCausalLM.from_pretrained(
+                folder,
+                quantization_config=qc,
+                device_map={"": idx},
+                dtype=torch.bfloat16 if bf16 else torch.float32,
+            )
             m = prepare_model_for_kbit_training(m, use_gradient_checkpointing=False)
             notes.append(f"{quantization}-bit base (bitsandbytes), LoRA weights in full precision")
             return m, notes
-        why = ("no GPU" if not device.startswith("cuda") else "bitsandbytes is not installed")
-        notes.append(f"the recipe's {quantization}-bit base needs bitsandbytes and a GPU ({why}): "
-                     "the base is trained in full precision instead (same LoRA, more memory)")
+        why = "no GPU" if not device.startswith("cuda") else "bitsandbytes is not installed"
+        notes.append(
+            f"the recipe's {quantization}-bit base needs bitsandbytes and a GPU ({why}): "
+            "the base is trained in full precision instead (same LoRA, more memory)"
+        )
     from negbench.backends.hf import HFBackend
-    backend = HFBackend(model, dtype="bfloat16" if bf16 else "float32", device=device,
-                        threads=threads)
+
+    backend = HFBackend(
+        model, dtype="bfloat16" if bf16 else "float32", device=device, threads=threads
+    )
     m = backend.model
     m.config.use_cache = False
     return m, notes
@@ -267,18 +349,33 @@ def load_model(model: str, src, device: str, bf16: bool, quantization: int | Non
 
 def _lora(model, recipe: Recipe):
     from peft import LoraConfig, get_peft_model
+
     targets: Any = "all-linear" if recipe.lora_target == ("all",) else list(recipe.lora_target)
-    cfg = LoraConfig(r=recipe.lora_rank, lora_alpha=recipe.lora_alpha,
-                     lora_dropout=recipe.lora_dropout, target_modules=targets, bias="none",
-                     task_type="CAUSAL_LM")
+    cfg = LoraConfig(
+        r=recipe.lora_rank,
+        lora_alpha=recipe.lora_alpha,
+        lora_dropout=recipe.lora_dropout,
+        target_modules=targets,
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
     try:
         return get_peft_model(model, cfg)
     except ValueError as exc:
         import torch
-        names = sorted({n.rsplit(".", 1)[-1] for n, m in model.named_modules()
-                        if isinstance(m, torch.nn.Linear)})
-        raise OptionError(f"lora_target: {str(exc).splitlines()[0]}", where="lora_target",
-                          fix="all, or some of this model's linear layers: " + ", ".join(names)) from None
+
+        names = sorted(
+            {
+                n.rsplit(".", 1)[-1]
+                for n, m in model.named_modules()
+                if isinstance(m, torch.nn.Linear)
+            }
+        )
+        raise OptionError(
+            f"lora_target: {str(exc).splitlines()[0]}",
+            where="lora_target",
+            fix="all, or some of this model's linear layers: " + ", ".join(names),
+        ) from None
 
 
 # -- the Trainer ---------------------------------------------------------------------------------------
@@ -288,13 +385,16 @@ class Collator:
 
     def __init__(self, tokenizer):
         from transformers import DataCollatorForSeq2Seq
-        self.base = DataCollatorForSeq2Seq(tokenizer, padding=True, label_pad_token_id=-100,
-                                           return_tensors="pt")
+
+        self.base = DataCollatorForSeq2Seq(
+            tokenizer, padding=True, label_pad_token_id=-100, return_tensors="pt"
+        )
 
     def __call__(self, features):
         if "loss_weight" not in features[0]:
             return self.base(features)
         import torch
+
         weights = [f["loss_weight"] for f in features]
         batch = self.base([{k: v for k, v in f.items() if k != "loss_weight"} for f in features])
         n = batch["input_ids"].shape[1]
@@ -312,14 +412,16 @@ def make_trainer(model, args, examples, tokenizer, weighted: bool, callbacks: Se
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             import torch
+
             weights = inputs.pop("loss_weight")
             labels = inputs.pop("labels")
             outputs = model(**inputs)
             logits = outputs.logits[..., :-1, :].contiguous().float()
             tgt = labels[..., 1:].contiguous()
             w = weights[..., 1:].contiguous().to(logits.dtype)
-            ce = torch.nn.functional.cross_entropy(logits.view(-1, logits.size(-1)), tgt.view(-1),
-                                                   reduction="none", ignore_index=-100)
+            ce = torch.nn.functional.cross_entropy(
+                logits.view(-1, logits.size(-1)), tgt.view(-1), reduction="none", ignore_index=-100
+            )
             loss = (ce * w.view(-1)).sum() / w.sum().clamp_min(1e-12)
             return (loss, outputs) if return_outputs else loss
 
@@ -335,10 +437,15 @@ def make_trainer(model, args, examples, tokenizer, weighted: bool, callbacks: Se
             return control
 
     cls = WeightedLossTrainer if weighted else Trainer
-    trainer = cls(model=model, args=args, train_dataset=examples, data_collator=Collator(tokenizer),
-                  callbacks=[LogLastStep(), *callbacks])
-    if weighted:                      # our loss is a per-micro-batch mean: let the Trainer divide
-        trainer.model_accepts_loss_kwargs = False     # by the accumulation steps
+    trainer = cls(
+        model=model,
+        args=args,
+        train_dataset=examples,
+        data_collator=Collator(tokenizer),
+        callbacks=[LogLastStep(), *callbacks],
+    )
+    if weighted:  # our loss is a per-micro-batch mean: let the Trainer divide
+        trainer.model_accepts_loss_kwargs = False  # by the accumulation steps
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)
     return trainer
@@ -353,8 +460,16 @@ def progress_callback(enabled: bool = True):
 
         def on_train_begin(self, args, state, control, **kw):
             from tqdm.auto import tqdm
-            self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="training",
-                            unit="step", disable=not enabled, dynamic_ncols=True, smoothing=0.1)
+
+            self.bar = tqdm(
+                total=state.max_steps,
+                initial=state.global_step,
+                desc="training",
+                unit="step",
+                disable=not enabled,
+                dynamic_ncols=True,
+                smoothing=0.1,
+            )
 
         def on_step_end(self, args, state, control, **kw):
             if self.bar is not None:
@@ -362,31 +477,47 @@ def progress_callback(enabled: bool = True):
 
         def on_log(self, args, state, control, logs=None, **kw):
             if self.bar is not None and logs and "loss" in logs:
-                self.bar.set_postfix(loss=f"{logs['loss']:.4f}",
-                                     lr=f"{logs.get('learning_rate', float('nan')):.2e}")
+                self.bar.set_postfix(
+                    loss=f"{logs['loss']:.4f}", lr=f"{logs.get('learning_rate', float('nan')):.2e}"
+                )
 
         def on_train_end(self, args, state, control, **kw):
             if self.bar is not None:
                 self.bar.close()
+
     return Progress()
 
 
 def training_arguments(recipe: Recipe, output_dir: Path, device: str, bf16: bool, **extra):
     """``TrainingArguments`` of a recipe (LLaMA-Factory's keys map one to one)."""
     from transformers import TrainingArguments
-    kw = dict(output_dir=str(output_dir),
-              per_device_train_batch_size=recipe.per_device_train_batch_size,
-              gradient_accumulation_steps=recipe.gradient_accumulation_steps,
-              learning_rate=recipe.learning_rate, num_train_epochs=recipe.num_train_epochs,
-              max_steps=recipe.max_steps or -1, lr_scheduler_type=recipe.lr_scheduler_type,
-              warmup_steps=recipe.warmup_ratio,       # < 1: a ratio of the steps (warmup_ratio)
-              weight_decay=recipe.weight_decay, max_grad_norm=recipe.max_grad_norm,
-              optim=recipe.optim, bf16=bf16, seed=recipe.seed,
-              logging_steps=recipe.logging_steps, save_strategy="steps",
-              save_steps=recipe.save_steps, save_total_limit=recipe.save_total_limit,
-              save_only_model=False, report_to="none", disable_tqdm=True,
-              dataloader_num_workers=0, remove_unused_columns=False,
-              include_num_input_tokens_seen="non_padding", use_cpu=device == "cpu")
+
+    kw = dict(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=recipe.per_device_train_batch_size,
+        gradient_accumulation_steps=recipe.gradient_accumulation_steps,
+        learning_rate=recipe.learning_rate,
+        num_train_epochs=recipe.num_train_epochs,
+        max_steps=recipe.max_steps or -1,
+        lr_scheduler_type=recipe.lr_scheduler_type,
+        warmup_steps=recipe.warmup_ratio,  # < 1: a ratio of the steps (warmup_ratio)
+        weight_decay=recipe.weight_decay,
+        max_grad_norm=recipe.max_grad_norm,
+        optim=recipe.optim,
+        bf16=bf16,
+        seed=recipe.seed,
+        logging_steps=recipe.logging_steps,
+        save_strategy="steps",
+        save_steps=recipe.save_steps,
+        save_total_limit=recipe.save_total_limit,
+        save_only_model=False,
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        include_num_input_tokens_seen="non_padding",
+        use_cpu=device == "cpu",
+    )
     kw.update(extra)
     return TrainingArguments(**kw)
 
@@ -394,19 +525,34 @@ def training_arguments(recipe: Recipe, output_dir: Path, device: str, bf16: bool
 def _device(device: str) -> str:
     import torch
     from negbench.backends.hf import check_device
+
     d = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
     check_device(d)
     return d
 
 
 # -- the public entry point ------------------------------------------------------------------------------
-def train(recipe: str | Recipe, model: str, out: str | Path, *, data: str | None = None,
-          overrides: Mapping[str, Any] | Iterable[str] | None = None,
-          config: str | Path | None = None, eval: bool = False, eval_limit: int | None = None,
-          max_steps: int | None = None, overwrite: bool = False, restart: bool = False,
-          device: str = "auto", threads: int | None = None, cache: str | None = None,
-          progress: bool = True, log: Callable[[str], None] | None = None,
-          callbacks: Sequence = (), report_to: Sequence[str] = ()) -> Path:
+def train(
+    recipe: str | Recipe,
+    model: str,
+    out: str | Path,
+    *,
+    data: str | None = None,
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    config: str | Path | None = None,
+    eval: bool = False,
+    eval_limit: int | None = None,
+    max_steps: int | None = None,
+    overwrite: bool = False,
+    restart: bool = False,
+    device: str = "auto",
+    threads: int | None = None,
+    cache: str | None = None,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+    callbacks: Sequence = (),
+    report_to: Sequence[str] = (),
+) -> Path:
     """Train a LoRA adapter of ``model`` with ``recipe`` into ``out``/adapter and return that
     folder; with ``eval``, evaluate the base model and the adapter and compare them.
 
@@ -419,35 +565,82 @@ def train(recipe: str | Recipe, model: str, out: str | Path, *, data: str | None
     """
     import warnings
     import torch
+
     threads0 = torch.get_num_threads()
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*")
-            return _train(recipe, model, out, data=data, overrides=overrides, config=config,
-                          eval=eval, eval_limit=eval_limit, max_steps=max_steps,
-                          overwrite=overwrite, restart=restart, device=device, threads=threads,
-                          cache=cache, progress=progress, log=log or _log_default,
-                          callbacks=callbacks, report_to=list(report_to))
+            return _train(
+                recipe,
+                model,
+                out,
+                data=data,
+                overrides=overrides,
+                config=config,
+                eval=eval,
+                eval_limit=eval_limit,
+                max_steps=max_steps,
+                overwrite=overwrite,
+                restart=restart,
+                device=device,
+                threads=threads,
+                cache=cache,
+                progress=progress,
+                log=log or _log_default,
+                callbacks=callbacks,
+                report_to=list(report_to),
+            )
     finally:
-        torch.set_num_threads(threads0)          # --threads applies to this training only
+        torch.set_num_threads(threads0)  # --threads applies to this training only
 
 
-def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max_steps, overwrite,
-           restart, device, threads, cache, progress, log, callbacks, report_to) -> Path:
-    r = resolve_recipe(recipe, config=config, overrides=overrides, data=data,
-                       max_steps=max_steps, eval_limit=eval_limit)
+def _train(
+    recipe,
+    model,
+    out,
+    *,
+    data,
+    overrides,
+    config,
+    eval,
+    eval_limit,
+    max_steps,
+    overwrite,
+    restart,
+    device,
+    threads,
+    cache,
+    progress,
+    log,
+    callbacks,
+    report_to,
+) -> Path:
+    r = resolve_recipe(
+        recipe,
+        config=config,
+        overrides=overrides,
+        data=data,
+        max_steps=max_steps,
+        eval_limit=eval_limit,
+    )
     require("peft")
     from negbench.integrations.tracking import check_trackers, trainer_settings
-    check_trackers(report_to)                  # installed, logged in: before anything loads
+
+    check_trackers(report_to)  # installed, logged in: before anything loads
     layout = Layout(Path(out).expanduser())
     from negbench.backends.sources import resolve, source_fingerprint
+
     src = resolve(model)
     from negbench.backends.registry import is_encoder_decoder
+
     if is_encoder_decoder(model):
-        raise ModelError(f"'{model}' is an encoder-decoder model; negbench train fine-tunes "
-                         "decoder-only (causal) language models", where="--model",
-                         fix="train it with LLaMA-Factory or transformers' Seq2SeqTrainer, then "
-                             "evaluate with negbench run --adapter")
+        raise ModelError(
+            f"'{model}' is an encoder-decoder model; negbench train fine-tunes "
+            "decoder-only (causal) language models",
+            where="--model",
+            fix="train it with LLaMA-Factory or transformers' Seq2SeqTrainer, then "
+            "evaluate with negbench run --adapter",
+        )
     dev = _device(device)
     state = _check_out(layout, overwrite)
     td = load_training_data(r.data, r.data_split, r.max_samples)
@@ -458,34 +651,67 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
     if eval:
         _check_eval(r, model, task, chat_eval, dev)
     base_fp = source_fingerprint(src)
-    identity = {"recipe": r.identity(), "base_model": base_fp, "data": td.fingerprint,
-                "tokenized": tdata.fingerprint}
+    identity = {
+        "recipe": r.identity(),
+        "base_model": base_fp,
+        "data": td.fingerprint,
+        "tokenized": tdata.fingerprint,
+    }
     if state == "finished":
         old = read_train_json(layout.adapter) or {}
         if old.get("identity") == identity:
-            log(f"{layout.adapter} already holds this training (same recipe, base model and "
-                "data): reusing it")
+            log(
+                f"{layout.adapter} already holds this training (same recipe, base model and "
+                "data): reusing it"
+            )
             if eval:
-                evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                                 overwrite=overwrite, quiet=not progress, threads=threads, log=log,
-                                 report_to=report_to)
+                evaluate_adapter(
+                    r,
+                    model,
+                    layout,
+                    task,
+                    chat_eval,
+                    device=dev,
+                    cache=cache,
+                    overwrite=overwrite,
+                    quiet=not progress,
+                    threads=threads,
+                    log=log,
+                    report_to=report_to,
+                )
             return layout.adapter
         if not overwrite:
             diff = _identity_diff(old.get("identity") or {}, identity)
-            raise OutputError(f"{layout.adapter} holds a finished adapter of a different training"
-                              + (f" (differs in: {', '.join(diff[:8])})" if diff else ""),
-                              where="--out",
-                              fix="choose another --out, or pass --overwrite to replace it")
+            raise OutputError(
+                f"{layout.adapter} holds a finished adapter of a different training"
+                + (f" (differs in: {', '.join(diff[:8])})" if diff else ""),
+                where="--out",
+                fix="choose another --out, or pass --overwrite to replace it",
+            )
     # -- from here on, files are written ---------------------------------------------------------
     done = read_train_json(layout.staging)
-    if done and done.get("identity") == identity and \
-            (layout.staging / "adapter_model.safetensors").is_file():
+    if (
+        done
+        and done.get("identity") == identity
+        and (layout.staging / "adapter_model.safetensors").is_file()
+    ):
         log(f"finishing the interrupted save of a finished training in {layout.staging}")
-        _finish(layout)                            # killed between saving and moving into place
+        _finish(layout)  # killed between saving and moving into place
         if eval:
-            evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                             overwrite=True, quiet=not progress, threads=threads, log=log,
-                             report_to=report_to)
+            evaluate_adapter(
+                r,
+                model,
+                layout,
+                task,
+                chat_eval,
+                device=dev,
+                cache=cache,
+                overwrite=True,
+                quiet=not progress,
+                threads=threads,
+                log=log,
+                report_to=report_to,
+            )
         return layout.adapter
     layout.created = not layout.out.exists()
     resume = _prepare_staging(layout, identity, restart, log)
@@ -493,6 +719,7 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
     bf16, notes = precision(r, dev)
     import torch
     from transformers import set_seed
+
     log(f"loading {model} …")
     try:
         base, more = load_model(model, src, dev, bf16, r.quantization, threads, log)
@@ -501,17 +728,26 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
             log("note: " + n)
         set_seed(r.seed)
         peft_model = _lora(base, r)
-        tracked, tracker_callbacks = trainer_settings(report_to, layout.out,
-                                                      f"negbench-train-{r.name}-{layout.out.name}")
+        tracked, tracker_callbacks = trainer_settings(
+            report_to, layout.out, f"negbench-train-{r.name}-{layout.out.name}"
+        )
         args = training_arguments(r, layout.checkpoints, dev, bf16, **tracked)
-        trainer = make_trainer(peft_model, args, tdata.examples, tok, r.prompt_loss_weight > 0,
-                               [progress_callback(progress), *tracker_callbacks, *callbacks])
+        trainer = make_trainer(
+            peft_model,
+            args,
+            tdata.examples,
+            tok,
+            r.prompt_loss_weight > 0,
+            [progress_callback(progress), *tracker_callbacks, *callbacks],
+        )
         n_train = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
         n_all = sum(p.numel() for p in peft_model.parameters())
-        log(f"training {r.name}: {len(tdata.examples)} examples ({tdata.template} template), "
+        log(
+            f"training {r.name}: {len(tdata.examples)} examples ({tdata.template} template), "
             f"{n_train:,} trainable of {n_all:,} parameters, effective batch {r.effective_batch}, "
             f"{'max_steps ' + str(r.max_steps) if r.max_steps else f'{r.num_train_epochs:g} epochs'}"
-            + (f"; resuming from {resume.name}" if resume else ""))
+            + (f"; resuming from {resume.name}" if resume else "")
+        )
         seen0 = 0
         if resume is not None:
             seen0 = _tokens_seen(resume)
@@ -522,49 +758,83 @@ def _train(recipe, model, out, *, data, overrides, config, eval, eval_limit, max
         _abandon(layout, exc, log)
         raise
     st = trainer.state
-    history = [{k: e[k] for k in ("step", "epoch", "loss", "learning_rate", "grad_norm") if k in e}
-               for e in st.log_history if "loss" in e]
+    history = [
+        {k: e[k] for k in ("step", "epoch", "loss", "learning_rate", "grad_norm") if k in e}
+        for e in st.log_history
+        if "loss" in e
+    ]
     runtime = float(result.metrics.get("train_runtime", wall))
     seen = int(getattr(st, "num_input_tokens_seen", 0) or 0)
     info = {
-        "schema": SCHEMA, "negbench": __version__, "started": started,
+        "schema": SCHEMA,
+        "negbench": __version__,
+        "started": started,
         "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "recipe": {"name": r.name, "paper": r.paper, "variant": r.variant, **r.to_dict()},
         "identity": identity,
-        "base_model": {"spec": model, "fingerprint": base_fp,
-                       "source": str(Path(src.folder) / src.gguf_file) if src.gguf_file
-                       else (src.folder or src.hub_id)},
-        "data": {**td.summary(), "tokenized": {**tdata.summary(),
-                                               "tokenizer": tokenizer_fingerprint(tok)}},
+        "base_model": {
+            "spec": model,
+            "fingerprint": base_fp,
+            "source": str(Path(src.folder) / src.gguf_file)
+            if src.gguf_file
+            else (src.folder or src.hub_id),
+        },
+        "data": {
+            **td.summary(),
+            "tokenized": {**tdata.summary(), "tokenizer": tokenizer_fingerprint(tok)},
+        },
         "seeds": {"seed": r.seed, "data_seed": r.seed},
-        "device": dev, "precision": "bf16" if bf16 else "fp32", "notes": notes,
-        "trainable_parameters": n_train, "parameters": n_all,
-        "steps": st.global_step, "max_steps": st.max_steps, "epochs": st.epoch,
+        "device": dev,
+        "precision": "bf16" if bf16 else "fp32",
+        "notes": notes,
+        "trainable_parameters": n_train,
+        "parameters": n_all,
+        "steps": st.global_step,
+        "max_steps": st.max_steps,
+        "epochs": st.epoch,
         "train_loss": result.training_loss,
         "resumed_from": resume.name if resume else None,
-        "throughput": {"tokens_seen": seen, "tokens_this_session": seen - seen0,
-                       "train_runtime_s": runtime,
-                       "tokens_per_s": (seen - seen0) / runtime if runtime else None},
+        "throughput": {
+            "tokens_seen": seen,
+            "tokens_this_session": seen - seen0,
+            "train_runtime_s": runtime,
+            "tokens_per_s": (seen - seen0) / runtime if runtime else None,
+        },
         "loss_history": history,
-        "packages": {**package_versions(), **_extra_versions()}, "git": git_commit(),
+        "packages": {**package_versions(), **_extra_versions()},
+        "git": git_commit(),
         "torch_threads": torch.get_num_threads(),
     }
     peft_model.save_pretrained(str(layout.staging))
-    write_json(layout.staging / TRAIN_JSON, info)       # written last: the training is saved
+    write_json(layout.staging / TRAIN_JSON, info)  # written last: the training is saved
     _finish(layout)
     last = history[-1]["loss"] if history else float("nan")
-    log(f"adapter: {layout.adapter}  ({st.global_step} steps, final logged loss {last:.4f}, "
-        f"{info['throughput']['tokens_per_s'] or 0:.0f} tokens/s)")
+    log(
+        f"adapter: {layout.adapter}  ({st.global_step} steps, final logged loss {last:.4f}, "
+        f"{info['throughput']['tokens_per_s'] or 0:.0f} tokens/s)"
+    )
     del trainer, peft_model, base
-    if eval:                        # runs of an earlier adapter in DIR/eval are stale: replace them
-        evaluate_adapter(r, model, layout, task, chat_eval, device=dev, cache=cache,
-                         overwrite=True, quiet=not progress, threads=threads, log=log,
-                         report_to=report_to)
+    if eval:  # runs of an earlier adapter in DIR/eval are stale: replace them
+        evaluate_adapter(
+            r,
+            model,
+            layout,
+            task,
+            chat_eval,
+            device=dev,
+            cache=cache,
+            overwrite=True,
+            quiet=not progress,
+            threads=threads,
+            log=log,
+            report_to=report_to,
+        )
     return layout.adapter
 
 
 def _extra_versions() -> dict[str, str | None]:
     from importlib import metadata
+
     out = {}
     for p in EXTRA_PACKAGES:
         try:
@@ -576,8 +846,10 @@ def _extra_versions() -> dict[str, str | None]:
 
 def _tokens_seen(checkpoint: Path) -> int:
     try:
-        return int(json.loads((checkpoint / "trainer_state.json").read_text())
-                   .get("num_input_tokens_seen") or 0)
+        return int(
+            json.loads((checkpoint / "trainer_state.json").read_text()).get("num_input_tokens_seen")
+            or 0
+        )
     except (OSError, ValueError):
         return 0
 
@@ -596,8 +868,11 @@ def _prepare_staging(layout: Layout, identity: dict, restart: bool, log) -> Path
         if old == identity and last:
             return last
         if old is not None and old != identity:
-            log(f"note: discarding the unfinished training in {st} (a different configuration: "
-                + ", ".join(_identity_diff(old, identity)[:6]) + ")")
+            log(
+                f"note: discarding the unfinished training in {st} (a different configuration: "
+                + ", ".join(_identity_diff(old, identity)[:6])
+                + ")"
+            )
     if st.exists():
         shutil.rmtree(st)
     st.mkdir(parents=True)
@@ -606,15 +881,23 @@ def _prepare_staging(layout: Layout, identity: dict, restart: bool, log) -> Path
 
 
 #: What a checkpoint holds once ``Trainer`` has finished writing it (trainer_state.json last).
-CHECKPOINT_FILES = ("adapter_model.safetensors", "optimizer.pt", "scheduler.pt", "trainer_state.json")
+CHECKPOINT_FILES = (
+    "adapter_model.safetensors",
+    "optimizer.pt",
+    "scheduler.pt",
+    "trainer_state.json",
+)
 
 
 def last_checkpoint(folder: Path, log=_log_default) -> Path | None:
     """The newest complete ``checkpoint-N`` (one cut short by a kill is skipped)."""
     if not folder.is_dir():
         return None
-    found = sorted((int(p.name.split("-")[1]), p) for p in folder.glob("checkpoint-*")
-                   if p.name.split("-")[1].isdigit())
+    found = sorted(
+        (int(p.name.split("-")[1]), p)
+        for p in folder.glob("checkpoint-*")
+        if p.name.split("-")[1].isdigit()
+    )
     for _, p in reversed(found):
         if all((p / f).is_file() for f in CHECKPOINT_FILES):
             return p
@@ -626,11 +909,13 @@ def _abandon(layout: Layout, exc: BaseException, log) -> None:
     """After a failure or an interrupt: keep the staging folder when it holds a checkpoint (the
     same command resumes from it), else remove it."""
     if last_checkpoint(layout.checkpoints, lambda s: None):
-        log(f"training stopped ({type(exc).__name__}); checkpoints are kept in "
-            f"{layout.checkpoints}: rerun the same command to resume")
+        log(
+            f"training stopped ({type(exc).__name__}); checkpoints are kept in "
+            f"{layout.checkpoints}: rerun the same command to resume"
+        )
     else:
         shutil.rmtree(layout.staging, ignore_errors=True)
-        if layout.created:                         # leave no empty --out folder behind
+        if layout.created:  # leave no empty --out folder behind
             try:
                 layout.out.rmdir()
             except OSError:
@@ -656,37 +941,80 @@ def _commit(layout: Layout) -> None:
 
 
 # -- evaluation --------------------------------------------------------------------------------------------
-def evaluate_adapter(recipe: Recipe, model: str, layout: Layout, task: str, chat: bool, *,
-                     device: str = "auto", cache: str | None = None, overwrite: bool = False,
-                     quiet: bool = False, threads: int | None = None,
-                     log: Callable[[str], None] = _log_default,
-                     report_to: Sequence[str] = ()) -> dict:
+def evaluate_adapter(
+    recipe: Recipe,
+    model: str,
+    layout: Layout,
+    task: str,
+    chat: bool,
+    *,
+    device: str = "auto",
+    cache: str | None = None,
+    overwrite: bool = False,
+    quiet: bool = False,
+    threads: int | None = None,
+    log: Callable[[str], None] = _log_default,
+    report_to: Sequence[str] = (),
+) -> dict:
     """Base model and adapter on the recipe's protocol (``negbench run`` twice), then
     ``negbench compare`` of the two into ``out``/compare.md and compare.json."""
     from negbench.report.compare import compare_runs, to_markdown
     from negbench.report.load import load_runs
+
     runs = {}
     for which, adapter in (("base", None), ("adapter", layout.adapter)):
         out = layout.eval_run(which)
-        log(f"evaluating the {which} model on {task} ({', '.join(recipe.eval_modes) or 'default modes'}, "
-            f"zero-shot{', chat template' if chat else ''}) -> {out}")
-        eval_run(recipe, model, task, out, chat=chat, adapter=adapter, device=device,
-                 cache=cache, overwrite=overwrite, quiet=quiet, threads=threads,
-                 report_to=report_to)
+        log(
+            f"evaluating the {which} model on {task} ({', '.join(recipe.eval_modes) or 'default modes'}, "
+            f"zero-shot{', chat template' if chat else ''}) -> {out}"
+        )
+        eval_run(
+            recipe,
+            model,
+            task,
+            out,
+            chat=chat,
+            adapter=adapter,
+            device=device,
+            cache=cache,
+            overwrite=overwrite,
+            quiet=quiet,
+            threads=threads,
+            report_to=report_to,
+        )
         runs[which] = out
     a, b = load_runs([runs["base"], runs["adapter"]], ["base", f"base+{recipe.name}"])
     cmp = compare_runs(a, b)
-    head = (f"# {recipe.name}: base vs adapter\n\nBase model `{model}`, adapter `{layout.adapter}` "
-            f"({recipe.paper}); evaluation `{task}`, zero-shot. Runs: `{runs['base']}`, "
-            f"`{runs['adapter']}`.\n\n")
+    head = (
+        f"# {recipe.name}: base vs adapter\n\nBase model `{model}`, adapter `{layout.adapter}` "
+        f"({recipe.paper}); evaluation `{task}`, zero-shot. Runs: `{runs['base']}`, "
+        f"`{runs['adapter']}`.\n\n"
+    )
     atomic_write_text(layout.out / "compare.md", head + to_markdown(cmp, max_flips=50) + "\n")
     write_json(layout.out / "compare.json", cmp)
     print("\n" + to_markdown(cmp, max_flips=10))
-    print(f"\ncompare: {layout.out / 'compare.md'}\nreport:  negbench report {runs['base']} "
-          f"{runs['adapter']}   (the 'After SFT' rows)")
+    print(
+        f"\ncompare: {layout.out / 'compare.md'}\nreport:  negbench report {runs['base']} "
+        f"{runs['adapter']}   (the 'After SFT' rows)"
+    )
     return cmp
 
 
-__all__ = ["train", "evaluate_adapter", "eval_task_spec", "eval_run", "task_with_chat", "load_tokenizer",
-           "load_model", "training_arguments", "make_trainer", "Collator", "progress_callback",
-           "precision", "read_train_json", "Layout", "TRAIN_JSON", "SCHEMA"]
+__all__ = [
+    "train",
+    "evaluate_adapter",
+    "eval_task_spec",
+    "eval_run",
+    "task_with_chat",
+    "load_tokenizer",
+    "load_model",
+    "training_arguments",
+    "make_trainer",
+    "Collator",
+    "progress_callback",
+    "precision",
+    "read_train_json",
+    "Layout",
+    "TRAIN_JSON",
+    "SCHEMA",
+]

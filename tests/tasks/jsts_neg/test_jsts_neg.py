@@ -4,6 +4,7 @@ score parser, the metrics, the few-shot protocol, and an end-to-end run with a t
 The fixtures in tests/data/jsts_neg are sentences we wrote ourselves in the release schema; the
 paper's Figure 7 is compared with ../shared/papers/jsts-neg.md when that file is present.
 """
+
 from __future__ import annotations
 
 import copy
@@ -52,11 +53,15 @@ FIGURE7 = (
     "2つの文は異なる意味であるが、話題に共通点がある。\n"
     "-----------------------\n"
     "【類似度：0】\n"
-    "2つの文は全く異なる意味であり、話題も単語も共通していない。")
+    "2つの文は全く異なる意味であり、話題も単語も共通していない。"
+)
 
 
 def raw(split: str) -> list[dict]:
-    return [json.loads(line) for line in (FIXTURES / f"jsts-neg-{split}.jsonl").read_text("utf-8").splitlines()]
+    return [
+        json.loads(line)
+        for line in (FIXTURES / f"jsts-neg-{split}.jsonl").read_text("utf-8").splitlines()
+    ]
 
 
 @pytest.fixture(autouse=True)
@@ -69,7 +74,7 @@ def _fresh_cache():
 # -- prompt ---------------------------------------------------------------------------------------
 def test_figure7_prompt_literal():
     assert js.DESCRIPTION == FIGURE7 + "\n\n"
-    assert "0~5" in js.INSTRUCTION and "：" in js.INSTRUCTION           # ASCII tilde, full-width colon
+    assert "0~5" in js.INSTRUCTION and "：" in js.INSTRUCTION  # ASCII tilde, full-width colon
     t = js.TASKS[0]
     assert t.description("generate") == t.description("loglik") == FIGURE7 + "\n\n"
     assert (t.target_delimiter, t.fewshot_delimiter) == ("", "\n\n")
@@ -81,7 +86,7 @@ def test_figure7_matches_the_paper_text():
     order; inside a paragraph a line break of the figure shows as a space."""
     text = PAPER.read_text("utf-8")
     start = text.index("<p>以下は、タスクを説明する指示")
-    fig = text[start:text.index("\t", start)]
+    fig = text[start : text.index("\t", start)]
     items = re.findall(r"<p>(.*?)</p>|(<hr/>)", fig)
     paper = " ".join("|" if hr else " ".join(p.split()) for p, hr in items)
     ours = " ".join("|" if set(line) == {"-"} else line for line in FIGURE7.split("\n") if line)
@@ -103,13 +108,15 @@ def test_full_prompt_is_llm_jp_eval_layout():
     head, instr = FIGURE7.split("\n\n### 指示:\n")
     expected = f"{head}\n\n### 指示:\n{instr}"
     for s in (s1, s2):
-        expected += f"\n\n### 入力:\n文1：{s['sentence1']}\n文2：{s['sentence2']}\n\n### 応答:\n{s['gold']}"
+        expected += (
+            f"\n\n### 入力:\n文1：{s['sentence1']}\n文2：{s['sentence2']}\n\n### 応答:\n{s['gold']}"
+        )
     expected += f"\n\n### 入力:\n文1：{d['sentence1']}\n文2：{d['sentence2']}\n\n### 応答:\n"
     assert ctx == expected
     lr = js.render_loglik(d)
     assert lr.query == r.query and lr.choices == ["0", "1", "2", "3", "4", "5"]
     assert lr.gold == d["gold"] and lr.target_text() == r.target_text() == str(d["gold"])
-    assert js.LOGLIK.requests(ctx, lr)[3].continuation == "3"          # no delimiter before the label
+    assert js.LOGLIK.requests(ctx, lr)[3].continuation == "3"  # no delimiter before the label
 
 
 # -- loader ---------------------------------------------------------------------------------------
@@ -118,12 +125,25 @@ def test_fixture_loads_with_fields_and_meta():
     rows = raw("test")
     assert [d.id for d in test] == [str(r["id"]) for r in rows] and len(test) == 14
     d = test[1]
-    assert d["type"] == "s1_neg" and d["group"] == "201" and d["s1_neg_id"] == 0 and d["s2_neg_id"] is None
+    assert (
+        d["type"] == "s1_neg"
+        and d["group"] == "201"
+        and d["s1_neg_id"] == 0
+        and d["s2_neg_id"] is None
+    )
     assert d["sentence1"] == rows[1]["sentence1"]["sentence"] and d["gold"] == rows[1]["gold_score"]
     m = js.render_generate(d).meta
-    assert m == {"group": "201", "type": "s1_neg", "pair_id_in_group": 1, "s1_neg_id": 0, "s2_neg_id": None,
-                 "s1_neg": {"neg_position": "end", "target_pos": "動詞"}, "s2_neg": None,
-                 "gold": rows[1]["gold_score"], "annotator_scores": rows[1]["annotator_scores"]}
+    assert m == {
+        "group": "201",
+        "type": "s1_neg",
+        "pair_id_in_group": 1,
+        "s1_neg_id": 0,
+        "s2_neg_id": None,
+        "s1_neg": {"neg_position": "end", "target_pos": "動詞"},
+        "s2_neg": None,
+        "gold": rows[1]["gold_score"],
+        "annotator_scores": rows[1]["annotator_scores"],
+    }
     assert len(js.load_split("train", FIXTURES)) == 30
     # the fixture's pairs: groups of 4, 6 and 4 instances -> 4 + 7 + 4 pairs; 10 change the score
     pairs = mp.derive_pairs([js.meta(x) for x in test])
@@ -141,7 +161,8 @@ def test_locations(monkeypatch, tmp_path):
     (data / "jsts-neg" / "data").mkdir(parents=True)
     for split in ("train", "test"):
         (data / "jsts-neg" / "data" / f"jsts-neg-{split}.jsonl").write_text(
-            (FIXTURES / f"jsts-neg-{split}.jsonl").read_text("utf-8"), "utf-8")
+            (FIXTURES / f"jsts-neg-{split}.jsonl").read_text("utf-8"), "utf-8"
+        )
     monkeypatch.setenv("NEGBENCH_DATA", str(data))
     assert js.default_source() == str(data / "jsts-neg") and len(js.load_split("train")) == 30
     with pytest.raises(DataError, match="valid file not found"):
@@ -178,10 +199,21 @@ BAD = [  # (line index, dotted field, new value, field named in the error, messa
     (0, "type", "neg", "type", "unknown type"),
     (1, "sentence1.neg", None, "sentence1.neg", "needs a negation cue"),
     (2, "sentence2.neg", None, "sentence2.neg", "needs a negation cue"),
-    (0, "sentence1.neg", {"neg_id_in_jsts_sentence": 0, "neg_position": "end", "target_pos": "動詞"},
-     "sentence1.neg", "no added cue"),
+    (
+        0,
+        "sentence1.neg",
+        {"neg_id_in_jsts_sentence": 0, "neg_position": "end", "target_pos": "動詞"},
+        "sentence1.neg",
+        "no added cue",
+    ),
     (1, "sentence1.neg.neg_position", "start", "sentence1.neg.neg_position", "'end' or 'mid'"),
-    (1, "sentence1.neg.neg_id_in_jsts_sentence", -1, "sentence1.neg.neg_id_in_jsts_sentence", "integer"),
+    (
+        1,
+        "sentence1.neg.neg_id_in_jsts_sentence",
+        -1,
+        "sentence1.neg.neg_id_in_jsts_sentence",
+        "integer",
+    ),
     (1, "sentence1.neg.target_pos", "", "sentence1.neg.target_pos", "non-empty"),
     (1, "sentence1.sentence", "", "sentence1.sentence", "non-empty"),
     (1, "sentence1", "犬", "sentence1", "expected an object"),
@@ -217,7 +249,7 @@ def test_structural_errors(tmp_path):
         js.load_split("test", _write(tmp_path, rows + [dup]))
     assert e.value.record == "line 15" and e.value.field == "id"
     js.clear_cache()
-    dup["id"] = 5000                 # same group and cues as line 4
+    dup["id"] = 5000  # same group and cues as line 4
     with pytest.raises(DataError, match="same cues") as e:
         js.load_split("test", _write(tmp_path, rows + [dup]))
     assert "line 4" in str(e.value)
@@ -227,12 +259,12 @@ def test_structural_errors(tmp_path):
     with pytest.raises(DataError, match="second original"):
         js.load_split("test", _write(tmp_path, rows + [orig]))
     js.clear_cache()
-    dup["sentence1"]["neg"]["neg_id_in_jsts_sentence"] = 7          # new cues, same pair_id_in_group?
+    dup["sentence1"]["neg"]["neg_id_in_jsts_sentence"] = 7  # new cues, same pair_id_in_group?
     dup["pair_id_in_group"] = 1
     with pytest.raises(DataError, match="duplicate pair_id_in_group 1"):
         js.load_split("test", _write(tmp_path, rows + [dup]))
     js.clear_cache()
-    (tmp_path / "jsts-neg-test.jsonl").write_text("{\"id\": 1,\n", "utf-8")
+    (tmp_path / "jsts-neg-test.jsonl").write_text('{"id": 1,\n', "utf-8")
     with pytest.raises(DataError, match="invalid JSON") as e:
         js.load_split("test", tmp_path)
     assert e.value.record == "line 1"
@@ -244,27 +276,54 @@ def test_structural_errors(tmp_path):
 
 def test_text_inconsistency_check():
     docs = js.load_split("test", FIXTURES)
-    changed = [type(d)(d.id, {**d.fields, "sentence2": d["sentence2"] + "。"}, d.source)
-               if d.id == "1001" else d for d in docs]
+    changed = [
+        type(d)(d.id, {**d.fields, "sentence2": d["sentence2"] + "。"}, d.source)
+        if d.id == "1001"
+        else d
+        for d in docs
+    ]
     assert mp.text_inconsistencies(changed) == [("201", "sentence2", "1001")]
 
 
 # -- parser -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out,status,score", [
-    ("3", "ok", "3"), (" 4\n", "ok", "4"), ("４", "ok", "4"), ("5.0", "ok", "5"), ("0", "ok", "0"),
-    ("【類似度：2】", "ok", "2"), ("類似度は1です。", "ok", "1"), ("文1と文2の類似度は3です", "ok", "3"),
-    ("3.5", "not_integer", None), ("6", "out_of_range", None), ("-1", "out_of_range", None),
-    ("12", "out_of_range", None), ("", "empty", None), ("  \n", "empty", None), (None, "empty", None),
-    ("わかりません", "no_number", None), ("### 入力:\n3", "empty", None), ("2\n### 入力: 5", "ok", "2"),
-])
+@pytest.mark.parametrize(
+    "out,status,score",
+    [
+        ("3", "ok", "3"),
+        (" 4\n", "ok", "4"),
+        ("４", "ok", "4"),
+        ("5.0", "ok", "5"),
+        ("0", "ok", "0"),
+        ("【類似度：2】", "ok", "2"),
+        ("類似度は1です。", "ok", "1"),
+        ("文1と文2の類似度は3です", "ok", "3"),
+        ("3.5", "not_integer", None),
+        ("6", "out_of_range", None),
+        ("-1", "out_of_range", None),
+        ("12", "out_of_range", None),
+        ("", "empty", None),
+        ("  \n", "empty", None),
+        (None, "empty", None),
+        ("わかりません", "no_number", None),
+        ("### 入力:\n3", "empty", None),
+        ("2\n### 入力: 5", "ok", "2"),
+    ],
+)
 def test_score_parser(out, status, score):
     assert js.score_status(out) == (status, score)
     assert js.parse_score(out) == score
 
 
 def test_generation_scoring_never_crashes():
-    r = js.render_generate(js.load_split("test", FIXTURES)[0])          # gold 4
-    for out, em in (("4", 1.0), ("4。", 1.0), ("3", 0.0), ("", 0.0), ("x" * 300, 0.0), ("4.5", 0.0)):
+    r = js.render_generate(js.load_split("test", FIXTURES)[0])  # gold 4
+    for out, em in (
+        ("4", 1.0),
+        ("4。", 1.0),
+        ("3", 0.0),
+        ("", 0.0),
+        ("x" * 300, 0.0),
+        ("4.5", 0.0),
+    ):
         s = js.GENERATE.score(r, [GenerationResponse(out, 1, None)])
         assert s["exact_match"] == em and s["format_ok"] == (js.parse_score(out) is not None)
 
@@ -307,11 +366,19 @@ def test_metrics_loglik_records():
     for d in js.load_split("test", FIXTURES):
         r = js.render_loglik(d)
         scores = [-5.0] * 6
-        scores[2] = -1.0                                   # always predicts 2
-        recs.append({"doc_id": d.id, "meta": r.meta, "choices": r.choices, "scores": scores,
-                     "pred": 2, "acc": float(r.gold == 2)})
+        scores[2] = -1.0  # always predicts 2
+        recs.append(
+            {
+                "doc_id": d.id,
+                "meta": r.meta,
+                "choices": r.choices,
+                "scores": scores,
+                "pred": 2,
+                "acc": float(r.gold == 2),
+            }
+        )
     m = js.jsts_neg_metrics("loglik", recs)
-    assert m["unparseable"] == 0 and math.isnan(m["pearson"])           # constant prediction
+    assert m["unparseable"] == 0 and math.isnan(m["pearson"])  # constant prediction
     assert m["pred_distribution"]["2"] == 14 and "pearson_expected" in m
     # gold-2 instances: 1009 (group 202's (s1'_1, s2'_0)), 1010 (the original of group 203) and
     # 1013 (group 203's D12); of the three originals only 1010 is right
@@ -330,7 +397,7 @@ def test_protocol_and_shots_in_units():
         for seed in task.protocol_seeds:
             samples, reqs = build_requests(Unit(task, "generate", k, seed), None, cfg)
             ids = {tuple(s["fewshot_ids"]) for s in samples}
-            assert len(ids) == 1                                   # same shots for every item
+            assert len(ids) == 1  # same shots for every item
             shots = [train[i] for i in next(iter(ids))]
             assert len(shots) == k
             if k == 11:
@@ -356,28 +423,36 @@ def test_runner_end_to_end_tiny_model(tiny_llama, monkeypatch, tmp_path):
     from negbench.core.engine import Engine, EngineConfig
     from negbench.evaluation.runner import evaluate, rescore
     from negbench.evaluation.store import RunStore
+
     monkeypatch.setitem(registry.REGISTRY.table("task"), "jsts-neg", js.make_tasks(FIXTURES)[0])
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
-    cfg = RunConfig(model=tiny_llama, tasks=["jsts-neg"], modes=["generate", "loglik"], shots=[0, 4],
-                    seeds=[1])
+    cfg = RunConfig(
+        model=tiny_llama, tasks=["jsts-neg"], modes=["generate", "loglik"], shots=[0, 4], seeds=[1]
+    )
     res = evaluate(cfg, be, eng, RunStore(tmp_path / "run"), log=lambda s: None)
-    assert set(res["units"]) == {f"jsts-neg.{m}.{k}" for m in ("generate", "loglik")
-                                 for k in ("0shot", "4shot.seed1")}
+    assert set(res["units"]) == {
+        f"jsts-neg.{m}.{k}" for m in ("generate", "loglik") for k in ("0shot", "4shot.seed1")
+    }
     for name, u in res["units"].items():
         m = u["metrics"]
-        assert m["n"] == 14 and m["n_pairs.M"] == 15 and m["n_pairs.Mi"] == 10 and m["n_pairs.Mu"] == 5
+        assert (
+            m["n"] == 14 and m["n_pairs.M"] == 15 and m["n_pairs.Mi"] == 10 and m["n_pairs.Mu"] == 5
+        )
         for s in mp.PAPER_SETS:
             assert 0 <= m[f"{s}.acc"] <= 1 and 0 <= m[f"{s}.acc_prime"] <= 1
             assert m[f"{s}.acc_chg"] == pytest.approx(m[f"{s}.acc_prime"] - m[f"{s}.acc"])
-        samples = [json.loads(x) for x in
-                   (tmp_path / "run" / "samples" / f"{name}.jsonl").read_text("utf-8").splitlines()]
+        samples = [
+            json.loads(x)
+            for x in (tmp_path / "run" / "samples" / f"{name}.jsonl")
+            .read_text("utf-8")
+            .splitlines()
+        ]
         assert all(s["context"].startswith(js.DESCRIPTION) for s in samples)
         assert len({tuple(s["fewshot_ids"]) for s in samples}) == 1
         if u["mode"] == "generate":
             assert 0 <= m["unparseable"] <= 14 and "output" in samples[0]
-            assert m["exact_match"] == pytest.approx(
-                sum(s["exact_match"] for s in samples) / 14)
+            assert m["exact_match"] == pytest.approx(sum(s["exact_match"] for s in samples) / 14)
         else:
             assert all(len(s["scores"]) == 6 for s in samples)
     g = res["groups"]["jsts-neg.loglik.4shot"]["metrics"]
@@ -400,16 +475,19 @@ def test_inhouse_build_loads_and_pairs_agree(tmp_path):
     build = pytest.importorskip("negbench.tasks.jsts_neg.build")
     try:
         sets = build.build_inhouse()
-    except Exception as exc:                     # analyser not installed, data drift, ...
+    except Exception as exc:  # analyser not installed, data drift, ...
         pytest.skip(f"in-house set not buildable here: {type(exc).__name__}: {exc}")
     for split, rows in sets.items():
         (tmp_path / f"jsts-neg-{split}.jsonl").write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8"
+        )
     for split, rows in sets.items():
         docs = js.load_split(split, tmp_path)
         assert len(docs) == len(rows)
-        ours = {(docs[p.control].id, docs[p.treatment].id, p.kind)
-                for p in mp.derive_pairs([js.meta(d) for d in docs])}
+        ours = {
+            (docs[p.control].id, docs[p.treatment].id, p.kind)
+            for p in mp.derive_pairs([js.meta(d) for d in docs])
+        }
         theirs = {(str(c["id"]), str(t["id"]), kind) for c, t, kind in build.minimal_pairs(rows)}
         assert ours == theirs and ours
     pool = js.load_split("train", tmp_path)

@@ -5,6 +5,7 @@ The fixture data in tests/data/nubench is our own (invented sentences in the App
 only paper text in this file is the Chromosome 2 example of Listings 13 and 14, used to compare
 rendered prompts with the paper's literal formats.
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,7 +30,9 @@ FIX = TEST_DATA / "nubench"
 
 
 def read_raw(split: str) -> list[dict]:
-    return [json.loads(l) for l in (FIX / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        json.loads(l) for l in (FIX / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
 
 
 def write_jsonl(path: Path, objs) -> Path:
@@ -51,21 +54,29 @@ def tasks():
 
 
 # -- the paper's listings, as literal strings ------------------------------------------------------
-CHR2 = ("Chromosome 2 is the second-largest human chromosome, spanning more than 242 million base "
-        "pairs and representing almost eight percent of the total DNA in human cells.")
-CHR2_C1 = ("Chromosome 2 isn't the second-largest human chromosome, which measures more than 242 "
-           "million base pairs and represents almost eight percent of the entire DNA in human cells.")
-CHR2_C2 = ("Chromosome 2 is the second-largest human chromosome, which doesn't span more than 242 "
-           "million base pairs or represent nearly eight percent of the whole DNA in human cells.")
-CHR2_C3 = ("Chromosome 2 is the smallest human chromosome, spanning fewer than 50 million base pairs "
-           "and representing less than two percent of the total DNA in human cells.")
-CHR2_C4 = ("Chromosome 2 is the second-biggest human chromosome, with over 242 million base pairs, "
-           "making up nearly 8% of all DNA in human cells.")
+CHR2 = (
+    "Chromosome 2 is the second-largest human chromosome, spanning more than 242 million base "
+    "pairs and representing almost eight percent of the total DNA in human cells."
+)
+CHR2_C1 = (
+    "Chromosome 2 isn't the second-largest human chromosome, which measures more than 242 "
+    "million base pairs and represents almost eight percent of the entire DNA in human cells."
+)
+CHR2_C2 = (
+    "Chromosome 2 is the second-largest human chromosome, which doesn't span more than 242 "
+    "million base pairs or represent nearly eight percent of the whole DNA in human cells."
+)
+CHR2_C3 = (
+    "Chromosome 2 is the smallest human chromosome, spanning fewer than 50 million base pairs "
+    "and representing less than two percent of the total DNA in human cells."
+)
+CHR2_C4 = (
+    "Chromosome 2 is the second-biggest human chromosome, with over 242 million base pairs, "
+    "making up nearly 8% of all DNA in human cells."
+)
 
 #: Listing 13 (PDF line wraps joined).
-LISTING13_PROMPT = ("Negate the sentence.\n"
-                    "Sentence: " + CHR2 + "\n"
-                    "Negation:")
+LISTING13_PROMPT = "Negate the sentence.\nSentence: " + CHR2 + "\nNegation:"
 #: Listing 14 as Listing 9's code writes it.  Three places where the listing's text and the code
 #: differ, and the code wins (src/negbench/tasks/nubench/README.md): an empty line where the listing shows a lone "."
 #: after the sentence (the instruction ends in "\n" and the lines are joined with "\n"); no stray
@@ -83,13 +94,22 @@ LISTING14_PROMPT = (
     "\n"
     "Your response should be one of A, B, C, D.\n"
     "Only output the letter.\n"
-    "Answer:")
+    "Answer:"
+)
 
 
 def chr2_obj(**kw) -> dict:
-    o = {"wikipedia_index": "W1", "index": 7, "sentence": CHR2, "choice1": CHR2_C1,
-         "choice2": CHR2_C2, "choice3": CHR2_C3, "choice4": CHR2_C4, "choice2_type": "pp_part",
-         "choice2_element": "spanning"}
+    o = {
+        "wikipedia_index": "W1",
+        "index": 7,
+        "sentence": CHR2,
+        "choice1": CHR2_C1,
+        "choice2": CHR2_C2,
+        "choice3": CHR2_C3,
+        "choice4": CHR2_C4,
+        "choice2_type": "pp_part",
+        "choice2_element": "spanning",
+    }
     o.update(kw)
     return o
 
@@ -113,7 +133,7 @@ def test_option_prompt_is_listing14(tasks):
     r = tasks["nubench"].mode("option").render(d)
     assert r.query == LISTING14_PROMPT
     assert r.choices == ["A", "B", "C", "D"] and r.gold == 0 and r.target_text() == "A"
-    assert build_context("Q", [r]) == LISTING14_PROMPT + " A\n\n" + "Q"       # Response] "A"
+    assert build_context("Q", [r]) == LISTING14_PROMPT + " A\n\n" + "Q"  # Response] "A"
     assert tasks["nubench"].mode("letter").render(d).query == LISTING14_PROMPT
     # a shuffled order moves the gold letter with choice1
     d2 = Doc(d.id, {**d.fields, "option_keys": ["choice4", "choice2", "choice1", "choice3"]})
@@ -161,23 +181,36 @@ def listing9_option(dataset, seed=42):
         rng.shuffle(paired)
         choices, choice_keys = zip(*paired)
         answer_idx = choice_keys.index("choice1")
-        labels = ["A", "B", "C", "D"][:len(choices)]
-        lines = ["Given the following instruction and candidate answers, choose the single best answer.",
-                 f"Instruction: {initial_prompt}"]
+        labels = ["A", "B", "C", "D"][: len(choices)]
+        lines = [
+            "Given the following instruction and candidate answers, choose the single best answer.",
+            f"Instruction: {initial_prompt}",
+        ]
         for lab, ch in zip(labels, choices):
             lines.append(f"{lab}. {ch}")
         joined = ", ".join(labels)
-        lines += ["", f"Your response should be one of {joined}.", "Only output the letter.", "Answer:"]
-        return {"query": "\n".join(lines), "choices": list(choices), "choice_keys": list(choice_keys),
-                "answerKey": answer_idx, "answerLetter": labels[answer_idx]}
-    return [_process_doc(doc) for doc in dataset]       # datasets.map: one call per row, in order
+        lines += [
+            "",
+            f"Your response should be one of {joined}.",
+            "Only output the letter.",
+            "Answer:",
+        ]
+        return {
+            "query": "\n".join(lines),
+            "choices": list(choices),
+            "choice_keys": list(choice_keys),
+            "answerKey": answer_idx,
+            "answerLetter": labels[answer_idx],
+        }
+
+    return [_process_doc(doc) for doc in dataset]  # datasets.map: one call per row, in order
 
 
 @pytest.mark.parametrize("split", ["test", "demonstration"])
 def test_shuffle_and_prompts_equal_listing9(tasks, split):
     raw = read_raw(split)
     docs = nb.load_split(split, FIX)
-    ref = listing9_option(raw)                           # a fresh Random(42) per split, as lm-eval
+    ref = listing9_option(raw)  # a fresh Random(42) per split, as lm-eval
     t = tasks["nubench"]
     assert [d["sentence"] for d in docs] == [o["sentence"] for o in raw]
     for d, o, want in zip(docs, raw, ref):
@@ -193,7 +226,7 @@ def test_shuffle_and_prompts_equal_listing9(tasks, split):
     assert per_item != [d["option_keys"] for d in docs]
     # ... and it is the split's own generator: the demonstration order does not depend on test
     if split == "demonstration":
-        assert listing9_option(read_raw("test") + raw)[-len(raw):] != ref
+        assert listing9_option(read_raw("test") + raw)[-len(raw) :] != ref
 
 
 def test_gold_letters_are_spread(tasks):
@@ -205,21 +238,29 @@ def test_gold_letters_are_spread(tasks):
 def test_definition_and_detail_prompts(tasks):
     [d] = nb.docs_from_objects([chr2_obj()], "test")
     q = tasks["nubench-definition"].mode("completion").render(d).query
-    assert q == ("Negate the main predicate of the main clause so that the proposition is logically "
-                 "reversed.\nSentence: " + CHR2 + "\nNegation:")
+    assert q == (
+        "Negate the main predicate of the main clause so that the proposition is logically "
+        "reversed.\nSentence: " + CHR2 + "\nNegation:"
+    )
     q = tasks["nubench-detail"].mode("completion").render(d).query
-    assert q.startswith("Reverse the truth value of the main predicate (verbal phrase) in the main "
-                        "clause, while preserving all other elements of the main clause unchanged.\n\n"
-                        "1) Identify the main clause and its main verb (main predicate). Ignore "
-                        "subordinate clauses.\n2) Preserve all other main-clause content.\n3) Insert")
-    assert q.endswith("(e.g., A and B => not A or not B; If A then B => A and not B).\n\n"
-                      "Sentence: " + CHR2 + "\nNegation:")
+    assert q.startswith(
+        "Reverse the truth value of the main predicate (verbal phrase) in the main "
+        "clause, while preserving all other elements of the main clause unchanged.\n\n"
+        "1) Identify the main clause and its main verb (main predicate). Ignore "
+        "subordinate clauses.\n2) Preserve all other main-clause content.\n3) Insert"
+    )
+    assert q.endswith(
+        "(e.g., A and B => not A or not B; If A then B => A and not B).\n\n"
+        "Sentence: " + CHR2 + "\nNegation:"
+    )
     o = tasks["nubench-detail"].mode("option").render(d).query
     assert o.startswith(nb.OPTION_HEADER + "\nInstruction: Reverse the truth value")
     assert "\n\nSentence: " + CHR2 + "\n\nA. " in o
     o = tasks["nubench-definition"].mode("option").render(d).query
-    assert ("\nInstruction: Negate the main predicate of the main clause so that the proposition is "
-            "logically reversed.\nSentence: " + CHR2 + "\n\nA. ") in o
+    assert (
+        "\nInstruction: Negate the main predicate of the main clause so that the proposition is "
+        "logically reversed.\nSentence: " + CHR2 + "\n\nA. "
+    ) in o
 
 
 # -- three options --------------------------------------------------------------------------------
@@ -229,7 +270,11 @@ def test_non_applicable_items_have_three_options(tasks):
     assert len(na) == 5 and all(d["choice2"] is None for d in na)
     raw = {o["index"]: o for o in read_raw("test")}
     # the fixture spells "no choice2" three ways: "", null and absent
-    assert {repr(raw[d["index"]].get("choice2", "absent")) for d in na} == {"''", "None", "'absent'"}
+    assert {repr(raw[d["index"]].get("choice2", "absent")) for d in na} == {
+        "''",
+        "None",
+        "'absent'",
+    }
     t = tasks["nubench"]
     for d in na:
         c = t.mode("completion").render(d)
@@ -244,21 +289,24 @@ def test_non_applicable_items_have_three_options(tasks):
 
 
 # -- the Listing 8 filter --------------------------------------------------------------------------
-@pytest.mark.parametrize("raw, filtered, answer", [
-    ("A", "A", "A"),
-    (" B", "B", "B"),                       # the usual " X" after "Answer:"
-    ("  c.", "c.", "C"),                    # case and punctuation ignored
-    ("(D)", "(D)", "D"),
-    ("A\nB", "A", "A"),                     # first line only
-    ("B  \t", "B", "B"),
-    ("\nA", "", None),                      # empty first line
-    ("", "", None),
-    ("A .", "A .", None),                   # lm-eval keeps the inner space: "a " != "a"
-    ("A. The chef prepared the soup.", "A. The chef prepared the soup.", None),
-    ("The answer is B", "The answer is B", None),
-    ("E", "E", None),
-    ("AB", "AB", None),
-])
+@pytest.mark.parametrize(
+    "raw, filtered, answer",
+    [
+        ("A", "A", "A"),
+        (" B", "B", "B"),  # the usual " X" after "Answer:"
+        ("  c.", "c.", "C"),  # case and punctuation ignored
+        ("(D)", "(D)", "D"),
+        ("A\nB", "A", "A"),  # first line only
+        ("B  \t", "B", "B"),
+        ("\nA", "", None),  # empty first line
+        ("", "", None),
+        ("A .", "A .", None),  # lm-eval keeps the inner space: "a " != "a"
+        ("A. The chef prepared the soup.", "A. The chef prepared the soup.", None),
+        ("The answer is B", "The answer is B", None),
+        ("E", "E", None),
+        ("AB", "AB", None),
+    ],
+)
 def test_listing8_filter(raw, filtered, answer):
     assert nb.listing8_filter(raw) == filtered
     assert nb.option_answer(raw) == answer
@@ -282,7 +330,7 @@ def test_option_scoring_exact_match_and_format():
     assert s["exact_match"] == 0.0 and s["answer"] == wrong4 and s["format_ok"]
     s = score(r4, " Negation of the sentence")
     assert s["exact_match"] == 0.0 and s["answer"] is None and not s["format_ok"]
-    s = score(r3, " D")                     # a letter the three-option item does not offer
+    s = score(r3, " D")  # a letter the three-option item does not offer
     assert s["exact_match"] == 0.0 and s["answer"] is None and not s["format_ok"]
     assert s["filtered"] == "D"
     assert nb.OPTION.stop == ("</s>", "\n") and nb.OPTION.max_tokens == 256
@@ -296,15 +344,26 @@ def test_fixture_splits_and_fields():
     assert {d["choice2_type"] for d in demo} == set(nb.CHOICE2_TYPES)
     assert test[0].id == "test-0" and demo[0].id == "demonstration-0" and train[0].id == "train-0"
     assert not {d["sentence"] for d in test} & {d["sentence"] for d in demo}
-    assert set(test[0].fields) == {"wikipedia_index", "index", "sentence", "choice1", "choice2",
-                                   "choice3", "choice4", "choice2_type", "choice2_element", "split",
-                                   "option_keys"}
+    assert set(test[0].fields) == {
+        "wikipedia_index",
+        "index",
+        "sentence",
+        "choice1",
+        "choice2",
+        "choice3",
+        "choice4",
+        "choice2_type",
+        "choice2_element",
+        "split",
+        "option_keys",
+    }
     assert test[0].source.endswith("test.jsonl")
     assert set(train[0].fields) == {"index", "premise", "hypothesis", "split"}
-    assert any(isinstance(d["wikipedia_index"], str) for d in test)        # "S..." indices
-    for d in test + demo:                       # sanity of our own items
-        assert len({d["choice1"], d["choice2"], d["choice3"], d["choice4"]} - {None}) == \
-            (3 if d["choice2_type"] == "non-applicable" else 4)
+    assert any(isinstance(d["wikipedia_index"], str) for d in test)  # "S..." indices
+    for d in test + demo:  # sanity of our own items
+        assert len({d["choice1"], d["choice2"], d["choice3"], d["choice4"]} - {None}) == (
+            3 if d["choice2_type"] == "non-applicable" else 4
+        )
         assert " not " in d["choice1"] or "n't" in d["choice1"]
 
 
@@ -318,23 +377,33 @@ def _bad(tmp_path, split, obj_index, change, drop=()):
     return root
 
 
-@pytest.mark.parametrize("split, i, change, drop, fld, what", [
-    ("test", 2, {}, ("choice3",), "choice3", "missing field"),                     # missing option
-    ("test", 2, {"choice1": None}, (), "choice1", "missing field"),
-    ("test", 5, {"choice4": "   "}, (), "choice4", "empty string"),                # empty string
-    ("test", 0, {"sentence": ""}, (), "sentence", "empty string"),
-    ("test", 1, {"choice2": ""}, (), "choice2", "empty string"),                   # applicable, no choice2
-    ("test", 1, {}, ("choice2",), "choice2", "missing field"),
-    ("test", 4, {"choice2": "A fourth option."}, (), "choice2", "non-applicable"),  # NA with choice2
-    ("test", 3, {"choice2_type": "noun_part"}, (), "choice2_type", "unknown choice2_type"),
-    ("test", 3, {"choice2_type": "Non-applicable"}, (), "choice2_type", "unknown choice2_type"),
-    ("test", 3, {}, ("choice2_type",), "choice2_type", "missing field"),
-    ("demonstration", 6, {"index": 0}, (), "index", "duplicate index"),
-    ("demonstration", 6, {"wikipedia_index": ""}, (), "wikipedia_index", "empty value"),
-    ("demonstration", 6, {"choice3": 3}, (), "choice3", "expected str"),
-    ("train", 4, {}, ("hypothesis",), "hypothesis", "missing field"),
-    ("train", 4, {"premise": " "}, (), "premise", "empty string"),
-])
+@pytest.mark.parametrize(
+    "split, i, change, drop, fld, what",
+    [
+        ("test", 2, {}, ("choice3",), "choice3", "missing field"),  # missing option
+        ("test", 2, {"choice1": None}, (), "choice1", "missing field"),
+        ("test", 5, {"choice4": "   "}, (), "choice4", "empty string"),  # empty string
+        ("test", 0, {"sentence": ""}, (), "sentence", "empty string"),
+        ("test", 1, {"choice2": ""}, (), "choice2", "empty string"),  # applicable, no choice2
+        ("test", 1, {}, ("choice2",), "choice2", "missing field"),
+        (
+            "test",
+            4,
+            {"choice2": "A fourth option."},
+            (),
+            "choice2",
+            "non-applicable",
+        ),  # NA with choice2
+        ("test", 3, {"choice2_type": "noun_part"}, (), "choice2_type", "unknown choice2_type"),
+        ("test", 3, {"choice2_type": "Non-applicable"}, (), "choice2_type", "unknown choice2_type"),
+        ("test", 3, {}, ("choice2_type",), "choice2_type", "missing field"),
+        ("demonstration", 6, {"index": 0}, (), "index", "duplicate index"),
+        ("demonstration", 6, {"wikipedia_index": ""}, (), "wikipedia_index", "empty value"),
+        ("demonstration", 6, {"choice3": 3}, (), "choice3", "expected str"),
+        ("train", 4, {}, ("hypothesis",), "hypothesis", "missing field"),
+        ("train", 4, {"premise": " "}, (), "premise", "empty string"),
+    ],
+)
 def test_malformed_records_name_file_record_field(tmp_path, split, i, change, drop, fld, what):
     root = _bad(tmp_path, split, i, change, drop)
     with pytest.raises(DataError) as ei:
@@ -351,11 +420,21 @@ def test_json_array_and_csv_give_the_same_records(tmp_path):
     arr.mkdir()
     (arr / "test.json").write_text(json.dumps(raw, indent=1), encoding="utf-8")
     lines = tmp_path / "lines"
-    write_jsonl(lines / "test.json", raw)                                   # .json holding JSON lines
+    write_jsonl(lines / "test.json", raw)  # .json holding JSON lines
     cs = tmp_path / "csv"
     cs.mkdir()
-    cols = ["", "wikipedia_index", "index", "sentence", "choice1", "choice2", "choice3", "choice4",
-            "choice2_type", "choice2_element"]                              # pandas writes an index column
+    cols = [
+        "",
+        "wikipedia_index",
+        "index",
+        "sentence",
+        "choice1",
+        "choice2",
+        "choice3",
+        "choice4",
+        "choice2_type",
+        "choice2_element",
+    ]  # pandas writes an index column
     with open(cs / "test.csv", "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -365,8 +444,15 @@ def test_json_array_and_csv_give_the_same_records(tmp_path):
         docs = nb.load_split("test", root)
         assert [d.id for d in docs] == [d.id for d in ref]
         for a, b in zip(docs, ref):
-            for k in ("sentence", "choice1", "choice2", "choice3", "choice4", "choice2_type",
-                      "option_keys"):
+            for k in (
+                "sentence",
+                "choice1",
+                "choice2",
+                "choice3",
+                "choice4",
+                "choice2_type",
+                "option_keys",
+            ):
                 assert a[k] == b[k]
             assert str(a["wikipedia_index"]) == str(b["wikipedia_index"])
     assert nb.load_split("test", arr)[0].source.endswith("test.json")
@@ -429,21 +515,26 @@ def test_folder_layouts_and_ambiguity(tmp_path):
 
 
 def test_hf_without_datasets(monkeypatch):
-    monkeypatch.setitem(sys.modules, "datasets", None)      # import datasets -> ImportError
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets -> ImportError
     with pytest.raises(DataError, match="'datasets' package") as ei:
         nb.load_split("test", "hf:" + nb.HF_ID)
-    assert isinstance(ei.value, NegbenchError) and "pip install -c constraints.txt datasets" in str(ei.value)
+    assert isinstance(ei.value, NegbenchError) and "pip install -c constraints.txt datasets" in str(
+        ei.value
+    )
     nb.clear_cache()
     with pytest.raises(DataError, match="'datasets' package"):
-        nb.load_split("train", nb.HF_ID)                    # a bare owner/name id works too
+        nb.load_split("train", nb.HF_ID)  # a bare owner/name id works too
 
 
 def test_hf_loading_with_a_stand_in_datasets_module(monkeypatch):
     """The hub path, with a stand-in ``datasets`` module (the hub is not reachable here): the
     Listing 7 configuration name first, then a configuration the dataset lists."""
     calls = []
-    rows = {"test": read_raw("test"), "demonstration": read_raw("demonstration"),
-            "train": read_raw("train")}
+    rows = {
+        "test": read_raw("test"),
+        "demonstration": read_raw("demonstration"),
+        "train": read_raw("train"),
+    }
 
     def load_dataset(path, name=None, split=None):
         calls.append((path, name, split))
@@ -451,12 +542,19 @@ def test_hf_loading_with_a_stand_in_datasets_module(monkeypatch):
             raise ValueError(f"BuilderConfig '{name}' not found")
         return rows[split]
 
-    fake = types.SimpleNamespace(load_dataset=load_dataset,
-                                 get_dataset_config_names=lambda path: ["multiple_choice", "pairs"])
+    fake = types.SimpleNamespace(
+        load_dataset=load_dataset,
+        get_dataset_config_names=lambda path: ["multiple_choice", "pairs"],
+    )
     monkeypatch.setitem(sys.modules, "datasets", fake)
     docs = nb.load_split("test", "hf:" + nb.HF_ID)
-    assert [d["option_keys"] for d in docs] == [d["option_keys"] for d in nb.load_split("test", FIX)]
-    assert calls[:2] == [(nb.HF_ID, "multiple-choice", "test"), (nb.HF_ID, "multiple_choice", "test")]
+    assert [d["option_keys"] for d in docs] == [
+        d["option_keys"] for d in nb.load_split("test", FIX)
+    ]
+    assert calls[:2] == [
+        (nb.HF_ID, "multiple-choice", "test"),
+        (nb.HF_ID, "multiple_choice", "test"),
+    ]
     assert docs[0].source == f"hf:{nb.HF_ID}/multiple_choice/test"
     assert len(nb.load_split("train", "hf:" + nb.HF_ID)) == 20
     assert (nb.HF_ID, "pairs", "train") in calls
@@ -490,14 +588,30 @@ def test_zero_shot_run_needs_no_demonstration_split(tmp_path, tiny_llama, monkey
         monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
-    res = evaluate(RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0],
-                             limit=2), be, eng, RunStore(tmp_path / "run"), log=lambda s: None)
+    res = evaluate(
+        RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0], limit=2),
+        be,
+        eng,
+        RunStore(tmp_path / "run"),
+        log=lambda s: None,
+    )
     assert set(res["datasets"]["nubench"]) == {"source", "test"}
     assert len(RunStore(tmp_path / "run").read_samples("nubench.completion.0shot")) == 2
-    with pytest.raises(DataError):      # with shots, the missing split is an error, as before
-        evaluate(RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[1],
-                           seeds=[42], limit=2), be, eng, RunStore(tmp_path / "run1"),
-                 log=lambda s: None)
+    with pytest.raises(DataError):  # with shots, the missing split is an error, as before
+        evaluate(
+            RunConfig(
+                model=tiny_llama,
+                tasks=["nubench"],
+                modes=["completion"],
+                shots=[1],
+                seeds=[42],
+                limit=2,
+            ),
+            be,
+            eng,
+            RunStore(tmp_path / "run1"),
+            log=lambda s: None,
+        )
 
 
 def test_data_location_env(monkeypatch, tmp_path):
@@ -508,7 +622,7 @@ def test_data_location_env(monkeypatch, tmp_path):
     monkeypatch.setenv("NEGBENCH_NUBENCH", "hf:" + nb.HF_ID)
     assert nb.default_source() == "hf:" + nb.HF_ID
     monkeypatch.setenv("NEGBENCH_NUBENCH", str(FIX))
-    t = next(t for t in nb.make_tasks() if t.name == "nubench")           # source read at load time
+    t = next(t for t in nb.make_tasks() if t.name == "nubench")  # source read at load time
     assert len(t.load("test")) == 40
     monkeypatch.delenv("NEGBENCH_NUBENCH")
     monkeypatch.delenv("NEGBENCH_DATA")
@@ -528,7 +642,7 @@ def test_tasks_and_protocol():
         assert t.target_delimiter == " " and t.fewshot_delimiter == "\n\n"
         assert t.extra_metrics is nb.nubench_metrics and t.tables is nb.error_tables
     assert nb.COMPLETION.metrics == ("acc", "acc_norm") and nb.OPTION.metrics == ("exact_match",)
-    for split in ("demonstration", "test"):                              # Table 10 adds up to Table 5
+    for split in ("demonstration", "test"):  # Table 10 adds up to Table 5
         assert sum(nb.PAPER_TYPE_COUNTS[split].values()) == nb.PAPER_COUNTS[split]
     with pytest.raises(TaskError):
         nb.make_tasks(FIX)[0].load("train")
@@ -545,7 +659,7 @@ def test_fewshot_contexts_come_from_demonstration(tasks):
         for s in samples:
             assert len(s["fewshot_ids"]) == 5 and set(s["fewshot_ids"]) <= set(demo)
             own = test[s["doc_id"]]["sentence"]
-            assert s["context"].count(own) == 1                        # only in the query
+            assert s["context"].count(own) == 1  # only in the query
             for fid in s["fewshot_ids"]:
                 shot = t.mode(mode).render(demo[fid])
                 assert shot.query + " " + shot.target_text() + "\n\n" in s["context"]
@@ -553,14 +667,19 @@ def test_fewshot_contexts_come_from_demonstration(tasks):
         # lm-eval's sampler: Random(1234).sample over the demonstration split, item after item
         rnd = random.Random(1234)
         pool = list(demo.values())
-        assert [s["fewshot_ids"] for s in samples] == [[x.id for x in rnd.sample(pool, 5)]
-                                                       for _ in samples]
+        assert [s["fewshot_ids"] for s in samples] == [
+            [x.id for x in rnd.sample(pool, 5)] for _ in samples
+        ]
 
 
 # -- error analysis -----------------------------------------------------------------------------
 def _rec(types_, gold, sub, **kw):
-    return {"gold_index": gold, "choices": [chr(65 + i) for i in range(len(types_))],
-            "meta": {"option_types": types_, "choice2_type": sub}, **kw}
+    return {
+        "gold_index": gold,
+        "choices": [chr(65 + i) for i in range(len(types_))],
+        "meta": {"option_types": types_, "choice2_type": sub},
+        **kw,
+    }
 
 
 FOUR = ["standard", "local", "contradiction", "paraphrase"]
@@ -568,14 +687,16 @@ THREE = ["standard", "contradiction", "paraphrase"]
 
 
 def test_error_analysis_completion_by_hand():
-    R = [_rec(FOUR, 0, "relative_part", pred=0),
-         _rec(FOUR, 0, "relative_part", pred=1),          # local
-         _rec(FOUR, 0, "pp_part", pred=1),                # local
-         _rec(FOUR, 0, "pp_part", pred=2),                # contradiction
-         _rec(FOUR, 0, "compound_part", pred=0),
-         _rec(FOUR, 0, "adverb_part", pred=3),            # paraphrase
-         _rec(THREE, 0, "non-applicable", pred=1),        # contradiction (no local option)
-         _rec(THREE, 0, "non-applicable", pred=0)]
+    R = [
+        _rec(FOUR, 0, "relative_part", pred=0),
+        _rec(FOUR, 0, "relative_part", pred=1),  # local
+        _rec(FOUR, 0, "pp_part", pred=1),  # local
+        _rec(FOUR, 0, "pp_part", pred=2),  # contradiction
+        _rec(FOUR, 0, "compound_part", pred=0),
+        _rec(FOUR, 0, "adverb_part", pred=3),  # paraphrase
+        _rec(THREE, 0, "non-applicable", pred=1),  # contradiction (no local option)
+        _rec(THREE, 0, "non-applicable", pred=0),
+    ]
     m = nb.nubench_metrics("completion", R)
     assert m["error_rate"] == pytest.approx(5 / 8)
     assert m["incorrect_local_pct"] == pytest.approx(40.0)
@@ -593,44 +714,62 @@ def test_error_analysis_completion_by_hand():
 
 def test_error_analysis_option_by_hand():
     # option positions are shuffled: types follow the shown order
-    R = [_rec(["local", "standard", "paraphrase", "contradiction"], 1, "adverb_part", answer="B"),
-         _rec(["local", "standard", "paraphrase", "contradiction"], 1, "adverb_part", answer="A"),
-         _rec(["paraphrase", "contradiction", "standard", "local"], 2, "compound_part", answer=None),
-         _rec(["paraphrase", "contradiction", "standard", "local"], 2, "compound_part", answer="D"),
-         _rec(["contradiction", "standard", "paraphrase"], 1, "non-applicable", answer="C")]
+    R = [
+        _rec(["local", "standard", "paraphrase", "contradiction"], 1, "adverb_part", answer="B"),
+        _rec(["local", "standard", "paraphrase", "contradiction"], 1, "adverb_part", answer="A"),
+        _rec(["paraphrase", "contradiction", "standard", "local"], 2, "compound_part", answer=None),
+        _rec(["paraphrase", "contradiction", "standard", "local"], 2, "compound_part", answer="D"),
+        _rec(["contradiction", "standard", "paraphrase"], 1, "non-applicable", answer="C"),
+    ]
     m = nb.nubench_metrics("option", R)
     assert m["error_rate"] == pytest.approx(4 / 5) and m["n_format_wrong"] == 1
-    assert m["incorrect_local_pct"] == pytest.approx(200 / 3)        # 2 of the 3 readable errors
+    assert m["incorrect_local_pct"] == pytest.approx(200 / 3)  # 2 of the 3 readable errors
     assert m["incorrect_paraphrase_pct"] == pytest.approx(100 / 3)
     assert m["incorrect_contradiction_pct"] == 0.0
     assert m["confusion_adverb_part_pct"] == 50.0 and m["confusion_compound_part_pct"] == 50.0
-    assert m["confusion_relative_part_pct"] != m["confusion_relative_part_pct"]      # NaN: no items
+    assert m["confusion_relative_part_pct"] != m["confusion_relative_part_pct"]  # NaN: no items
 
 
 def test_error_table():
     R0 = [_rec(FOUR, 0, "relative_part", pred=1), _rec(FOUR, 0, "pp_part", pred=0)]
     R1 = [_rec(FOUR, 0, "relative_part", pred=0), _rec(FOUR, 0, "pp_part", pred=2)]
-    rows = [("nubench.completion.0shot", nb.nubench_metrics("completion", R0)),
-            ("nubench.completion.1shot.seed42", nb.nubench_metrics("completion", R0)),
-            ("nubench.completion.1shot.seed1234", nb.nubench_metrics("completion", R1))]
+    rows = [
+        ("nubench.completion.0shot", nb.nubench_metrics("completion", R0)),
+        ("nubench.completion.1shot.seed42", nb.nubench_metrics("completion", R0)),
+        ("nubench.completion.1shot.seed1234", nb.nubench_metrics("completion", R1)),
+    ]
     text = nb.error_tables("completion", rows)
     paper, ours = text.split("Ours (not in the paper)")
     lines = paper.splitlines()
     assert "argmax log-likelihood (acc)" in lines[0]
     assert "seed 1234 only" in paper
-    header = next(l for l in lines if l.startswith("| run") or l.startswith("| unit") or "relative_part" in l)
-    assert header.index("relative_part") < header.index("pp_part") < header.index("compound_part") \
-        < header.index("adverb_part")                                  # Table 6's column order
+    header = next(
+        l for l in lines if l.startswith("| run") or l.startswith("| unit") or "relative_part" in l
+    )
+    assert (
+        header.index("relative_part")
+        < header.index("pp_part")
+        < header.index("compound_part")
+        < header.index("adverb_part")
+    )  # Table 6's column order
     rows_p = [l for l in lines if l.startswith("| nubench")]
     # App. R: zero-shot and the seed-1234 few-shot unit only (R1: both wrong, both local picks)
-    assert [l.split(" | ")[0] for l in rows_p] == ["| nubench.completion.0shot",
-                                                  "| nubench.completion.1shot.seed1234"]
-    assert rows_p[0].startswith("| nubench.completion.0shot | 0.500 | 0 | 100.00 | 0.00 | 0.00 | 100.00 | 0.00 | – | – |")
-    assert rows_p[1].startswith("| nubench.completion.1shot.seed1234 | 0.500 | 0 | 0.00 | 100.00 | 0.00 |")
+    assert [l.split(" | ")[0] for l in rows_p] == [
+        "| nubench.completion.0shot",
+        "| nubench.completion.1shot.seed1234",
+    ]
+    assert rows_p[0].startswith(
+        "| nubench.completion.0shot | 0.500 | 0 | 100.00 | 0.00 | 0.00 | 100.00 | 0.00 | – | – |"
+    )
+    assert rows_p[1].startswith(
+        "| nubench.completion.1shot.seed1234 | 0.500 | 0 | 0.00 | 100.00 | 0.00 |"
+    )
     rows_o = [l for l in ours.splitlines() if l.startswith("| nubench")]
     assert any(l.startswith("| nubench.completion.1shot.seed42 |") for l in rows_o)
     mean = next(l for l in rows_o if "mean of 2 seeds" in l)
-    assert mean.startswith("| nubench.completion.1shot (mean of 2 seeds) | 0.500 | 0.0 | 50.00 | 50.00 | 0.00 | 50.00 | 0.00 |")
+    assert mean.startswith(
+        "| nubench.completion.1shot (mean of 2 seeds) | 0.500 | 0.0 | 50.00 | 50.00 | 0.00 | 50.00 | 0.00 |"
+    )
     # only seed 1234 and zero-shot: no "ours" table; a few-shot setting without 1234 is named
     assert "Ours" not in nb.error_tables("completion", rows[::2])
     only42 = nb.error_tables("completion", rows[:2])
@@ -642,16 +781,27 @@ def test_error_table():
 def test_alpaca_export(tmp_path):
     import negbench.tasks.nubench.export as nx
     from negbench.tasks import alpaca
+
     assert alpaca.get_exporter("nubench-negation") is nx.EXPORTERS[0]
     assert {"nubench-negation-definition", "nubench-negation-detail"} <= set(alpaca.exporters())
     ex = {e.name: e for e in nx.make_exporters(FIX)}
     recs = ex["nubench-negation"].records("train")
     raw = read_raw("train")
     assert len(recs) == 20 and ex["nubench-negation"].default_split == "train"
-    assert recs[0] == {"instruction": "Negate the sentence.",
-                       "input": "Sentence: " + raw[0]["premise"], "output": raw[0]["hypothesis"]}
-    assert all(r == {"instruction": "Negate the sentence.", "input": f"Sentence: {o['premise']}",
-                     "output": o["hypothesis"]} for r, o in zip(recs, raw))
+    assert recs[0] == {
+        "instruction": "Negate the sentence.",
+        "input": "Sentence: " + raw[0]["premise"],
+        "output": raw[0]["hypothesis"],
+    }
+    assert all(
+        r
+        == {
+            "instruction": "Negate the sentence.",
+            "input": f"Sentence: {o['premise']}",
+            "output": o["hypothesis"],
+        }
+        for r, o in zip(recs, raw)
+    )
     d = ex["nubench-negation-definition"].records("train")[0]
     assert d["instruction"] == nb.INSTRUCTIONS["definition"] and d["input"] == recs[0]["input"]
     out = alpaca.write_alpaca(recs, tmp_path / "a.jsonl")
@@ -672,12 +822,21 @@ def test_end_to_end_tiny_model(tmp_path, tiny_llama, monkeypatch):
         monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
     eng = Engine(be, config=EngineConfig(progress=False))
-    cfg = RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion", "option", "letter"],
-                    shots=[0, 1], seeds=[42], limit=6)
+    cfg = RunConfig(
+        model=tiny_llama,
+        tasks=["nubench"],
+        modes=["completion", "option", "letter"],
+        shots=[0, 1],
+        seeds=[42],
+        limit=6,
+    )
     store = RunStore(tmp_path / "run")
     res = evaluate(cfg, be, eng, store, log=lambda s: None)
-    names = {f"nubench.{m}.{k}" for m in ("completion", "option", "letter")
-             for k in ("0shot", "1shot.seed42")}
+    names = {
+        f"nubench.{m}.{k}"
+        for m in ("completion", "option", "letter")
+        for k in ("0shot", "1shot.seed42")
+    }
     assert set(res["units"]) == names
     assert res["datasets"]["nubench"]["test"]["n"] == 40
     assert res["datasets"]["nubench"]["demonstration"]["n"] == 12
@@ -704,7 +863,9 @@ def test_end_to_end_tiny_model(tmp_path, tiny_llama, monkeypatch):
             else:
                 assert r["fewshot_ids"] == [] and r["context"].count("Negate the sentence.") == 1
             if unit["mode"] == "completion":
-                assert r["gold"] == 0 and len(r["scores"]) == n_opt and r["choices"][0] == d["choice1"]
+                assert (
+                    r["gold"] == 0 and len(r["scores"]) == n_opt and r["choices"][0] == d["choice1"]
+                )
                 assert r["context"].endswith("\nNegation:")
             else:
                 assert r["choices"] == list(nb.LETTERS[:n_opt])
@@ -736,21 +897,33 @@ def test_report_error_table_uses_seed_1234_for_few_shot(tmp_path, tiny_llama, mo
     for t in nb.make_tasks(FIX):
         monkeypatch.setitem(registry.REGISTRY.table("task"), t.name, t)
     be = HFBackend(tiny_llama, dtype="float32", device="cpu")
-    cfg = RunConfig(model=tiny_llama, tasks=["nubench"], modes=["completion"], shots=[0, 1],
-                    seeds=[42, 1234, 7000], limit=12)
+    cfg = RunConfig(
+        model=tiny_llama,
+        tasks=["nubench"],
+        modes=["completion"],
+        shots=[0, 1],
+        seeds=[42, 1234, 7000],
+        limit=12,
+    )
     store = RunStore(tmp_path / "run")
-    res = evaluate(cfg, be, Engine(be, config=EngineConfig(progress=False)), store, log=lambda s: None)
+    res = evaluate(
+        cfg, be, Engine(be, config=EngineConfig(progress=False)), store, log=lambda s: None
+    )
     tables = {t.id: t for t in build_tables(Context(load_runs([store.root])))}
     paper, ours = tables["nubench-completion-errors"], tables["nubench-completion-errors-seed-mean"]
     assert "Table 6" in paper.paper and "not in the paper" in ours.paper and "ours" in ours.title
-    ea = {s: res["units"][f"nubench.completion.1shot.seed{s}"]["metrics"]["error_analysis"]
-          for s in (42, 1234, 7000)}
+    ea = {
+        s: res["units"][f"nubench.completion.1shot.seed{s}"]["metrics"]["error_analysis"]
+        for s in (42, 1234, 7000)
+    }
     few = next(r for r in paper.rows if r.labels[-1] == "1-shot")
     cell = few.cells[[c.key for c in paper.columns].index("error_rate")]
     assert cell.value == pytest.approx(ea[1234]["error_rate"]) and cell.n == 1
     few = next(r for r in ours.rows if r.labels[-1] == "1-shot")
     cell = few.cells[[c.key for c in ours.columns].index("error_rate")]
-    assert cell.value == pytest.approx(sum(a["error_rate"] for a in ea.values()) / 3) and cell.n == 3
+    assert (
+        cell.value == pytest.approx(sum(a["error_rate"] for a in ea.values()) / 3) and cell.n == 3
+    )
     # the task's own tables.md: the paper's table first, seed 1234 only
     text = res["tables"]["nubench.completion"]
     paper_md = text.split("Ours (not in the paper)")[0]

@@ -2,6 +2,7 @@
 release), the real release when ../shared/data has it, the published prompts, the few-shot draw,
 the answer parsing, the metrics, and an end-to-end ``negbench run`` + ``rescore`` + ``report``
 with a tiny random model.  No dataset text is written into this file."""
+
 from __future__ import annotations
 
 import csv
@@ -19,19 +20,28 @@ import negbench.tasks.scone.tasks as sc
 from locations import SHARED
 
 REAL = SHARED / "data" / "scone"
-needs_real = pytest.mark.skipif(not (REAL / "scone_nli" / "test").is_dir(),
-                                reason="../shared/data/scone not present")
+needs_real = pytest.mark.skipif(
+    not (REAL / "scone_nli" / "test").is_dir(), reason="../shared/data/scone not present"
+)
 
 # Our own sentences: (general word, specific word) pairs and a frame per condition; entailment
 # when the specific word is in the premise of an upward context, as in the release's design.
-PAIRS = [("fruit", "pear"), ("tool", "hammer"), ("bird", "robin"), ("vehicle", "tram"),
-         ("drink", "cocoa"), ("flower", "tulip")]
-FRAMES = {"no_negation": "The cook bought a {w}.",
-          "one_not_scoped": "The cook, who is not tired, bought a {w}.",
-          "two_not_scoped": "The cook, who is not tired, bought a {w}, not a lamp.",
-          "two_scoped": "It is false that the cook did not buy a {w}.",
-          "one_scoped": "The cook did not buy a {w}.",
-          "one_scoped_one_not_scoped": "The cook, who is not tired, did not buy a {w}."}
+PAIRS = [
+    ("fruit", "pear"),
+    ("tool", "hammer"),
+    ("bird", "robin"),
+    ("vehicle", "tram"),
+    ("drink", "cocoa"),
+    ("flower", "tulip"),
+]
+FRAMES = {
+    "no_negation": "The cook bought a {w}.",
+    "one_not_scoped": "The cook, who is not tired, bought a {w}.",
+    "two_not_scoped": "The cook, who is not tired, bought a {w}, not a lamp.",
+    "two_scoped": "It is false that the cook did not buy a {w}.",
+    "one_scoped": "The cook did not buy a {w}.",
+    "one_scoped_one_not_scoped": "The cook, who is not tired, did not buy a {w}.",
+}
 DOWNWARD = {"one_scoped", "one_scoped_one_not_scoped"}
 
 
@@ -41,10 +51,10 @@ def rows_for(cond: str, pairs) -> list[dict]:
     for i, (gen, spec) in enumerate(pairs):
         f = FRAMES[cond]
         for j, (a, b) in enumerate(((spec, gen), (gen, spec))):
-            up = (j == 0)
+            up = j == 0
             label = "entailment" if up != (cond in DOWNWARD) else "neutral"
             row = {"": str(2 * i + j), s1: f.format(w=a), s2: f.format(w=b), lab: label}
-            if cond != "one_scoped":           # the release's other columns, for realism
+            if cond != "one_scoped":  # the release's other columns, for realism
                 row.update({"sentence1": "x", "sentence2": "y", "group_index": str(i)})
             out.append(row)
     return out
@@ -61,25 +71,70 @@ def write_csv(path: Path, rows: list[dict], header: list[str] | None = None) -> 
 
 
 NLG_ROWS = [  # two frames × (hyper, hypo) triplets, our own narratives
-    ("I checked that Ann keeps no pets at all. So when Bo asked if Ann has a {o},", "pet", "cat",
-     "I said no", "neg", 0),
-    ("I did not see Ann's {o} that is not small. But when Bo asked if Ann has a pet,", "pet", "cat",
-     "I said yes", "not_scope", 0),
-    ("I saw Ann walk her {o} today. So when Bo asked if Ann has a pet,", "pet", "cat", "I said yes",
-     "pos", 0),
-    ("The shop down the road sells no fruit. When I asked for {o} there, the clerk said", "fruit",
-     "plums", "we have no HYPO", "neg", 1),
-    ("The shop that is not far sells {o}. When I asked for fruit there, the clerk said", "fruit",
-     "plums", "here are the HYPO", "not_scope", 1),
-    ("The shop down the road sells {o}. When I asked for fruit there, the clerk said", "fruit",
-     "plums", "here are the HYPO", "pos", 1),
+    (
+        "I checked that Ann keeps no pets at all. So when Bo asked if Ann has a {o},",
+        "pet",
+        "cat",
+        "I said no",
+        "neg",
+        0,
+    ),
+    (
+        "I did not see Ann's {o} that is not small. But when Bo asked if Ann has a pet,",
+        "pet",
+        "cat",
+        "I said yes",
+        "not_scope",
+        0,
+    ),
+    (
+        "I saw Ann walk her {o} today. So when Bo asked if Ann has a pet,",
+        "pet",
+        "cat",
+        "I said yes",
+        "pos",
+        0,
+    ),
+    (
+        "The shop down the road sells no fruit. When I asked for {o} there, the clerk said",
+        "fruit",
+        "plums",
+        "we have no HYPO",
+        "neg",
+        1,
+    ),
+    (
+        "The shop that is not far sells {o}. When I asked for fruit there, the clerk said",
+        "fruit",
+        "plums",
+        "here are the HYPO",
+        "not_scope",
+        1,
+    ),
+    (
+        "The shop down the road sells {o}. When I asked for fruit there, the clerk said",
+        "fruit",
+        "plums",
+        "here are the HYPO",
+        "pos",
+        1,
+    ),
 ]
 
 
 def write_nlg(root: Path, rows=NLG_ROWS) -> Path:
-    recs = [{"": str(i), "sentence": s.format(o=hypo), "hyper": hyper, "hypo": hypo,
-             "gold_outcome": out, "prompt_type": t, "frame_num": str(fr)}
-            for i, (s, hyper, hypo, out, t, fr) in enumerate(rows)]
+    recs = [
+        {
+            "": str(i),
+            "sentence": s.format(o=hypo),
+            "hyper": hyper,
+            "hypo": hypo,
+            "gold_outcome": out,
+            "prompt_type": t,
+            "frame_num": str(fr),
+        }
+        for i, (s, hyper, hypo, out, t, fr) in enumerate(rows)
+    ]
     return write_csv(root / "scone_nlg" / "scone_nlg.csv", recs)
 
 
@@ -89,7 +144,7 @@ def fake(tmp_path, monkeypatch) -> Path:
     root = tmp_path / "scone"
     for cond in sc.CONDITIONS:
         write_csv(root / "scone_nli" / "test" / f"{cond}.csv", rows_for(cond, PAIRS))
-        train = [(g + "s", s + "s") for g, s in PAIRS]          # different words
+        train = [(g + "s", s + "s") for g, s in PAIRS]  # different words
         write_csv(root / "scone_nli" / "train" / f"{cond}.csv", rows_for(cond, train))
     write_nlg(root)
     monkeypatch.setenv("NEGBENCH_SCONE", str(root))
@@ -156,17 +211,21 @@ def test_malformed_nli_rows(tmp_path):
     write_csv(p, [{k: v for k, v in good[0].items() if k != "sentence2_edited"}])
     e = _err(lambda: sc.read_nli(p, "no_negation", "test"))
     assert e.field == "sentence2_edited" and e.record == "header"
-    p.write_text(",sentence1_edited,sentence2_edited,gold_label_edited\n0,a b,c d,neutral,extra\n",
-                 encoding="utf-8")
+    p.write_text(
+        ",sentence1_edited,sentence2_edited,gold_label_edited\n0,a b,c d,neutral,extra\n",
+        encoding="utf-8",
+    )
     e = _err(lambda: sc.read_nli(p, "no_negation", "test"))
     assert e.record == "row 1" and "5 fields" in str(e)
     write_csv(p, [good[0], good[0]])
     assert "duplicate row index" in str(_err(lambda: sc.read_nli(p, "no_negation", "test")))
-    assert "not found" in str(_err(lambda: sc.read_nli(tmp_path / "nope.csv", "no_negation", "test")))
+    assert "not found" in str(
+        _err(lambda: sc.read_nli(tmp_path / "nope.csv", "no_negation", "test"))
+    )
 
 
 def test_malformed_nlg_rows(tmp_path):
-    p = write_nlg(tmp_path, NLG_ROWS[:2] + NLG_ROWS[3:])           # a triplet without its pos row
+    p = write_nlg(tmp_path, NLG_ROWS[:2] + NLG_ROWS[3:])  # a triplet without its pos row
     e = _err(lambda: sc.read_nlg(p))
     assert e.field == "prompt_type" and "triplet 0/pet/cat" in str(e)
     bad = [r[:4] + ("negative",) + r[5:] if i == 0 else r for i, r in enumerate(NLG_ROWS)]
@@ -185,16 +244,34 @@ def test_cli_reports_bad_rows_before_loading_a_model(fake, tiny_llama, capsys):
     rows[3]["gold_label_edited"] = "maybe"
     write_csv(p, rows)
     sc._nli.cache_clear()
-    rc = main(["run", "--model", tiny_llama, "--tasks", "scone-nli", "--no-cache",
-               "--output", str(fake / "out")])
+    rc = main(
+        [
+            "run",
+            "--model",
+            tiny_llama,
+            "--tasks",
+            "scone-nli",
+            "--no-cache",
+            "--output",
+            str(fake / "out"),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "two_scoped.csv" in err and "row 4" in err and "gold_label_edited" in err
     assert not (fake / "out").exists()
 
 
 # -- prompts ---------------------------------------------------------------------------------------
-TOY = sc.Doc("t/0", {"premise": "We didn't eat pizza.", "hypothesis": "We didn't eat food.",
-                     "label": "neutral", "split": "one_scoped", "row": "0"})
+TOY = sc.Doc(
+    "t/0",
+    {
+        "premise": "We didn't eat pizza.",
+        "hypothesis": "We didn't eat food.",
+        "label": "neutral",
+        "split": "one_scoped",
+        "row": "0",
+    },
+)
 
 
 def test_published_zero_shot_prompts():
@@ -202,17 +279,24 @@ def test_published_zero_shot_prompts():
     q = {m: task.mode(m).render(TOY).query for m in task.modes}
     # the authors' examples (toy example of gpt3_negation.ipynb)
     assert q["cond-q"] == "Is it true that if we didn't eat pizza, then we didn't eat food?"
-    assert q["hyp-q"] == ("Assume that we didn't eat pizza. Is it then definitely true that we "
-                          "didn't eat food? Answer Yes or No.")
+    assert q["hyp-q"] == (
+        "Assume that we didn't eat pizza. Is it then definitely true that we "
+        "didn't eat food? Answer Yes or No."
+    )
     assert q["cond-truth"] == "If we didn't eat pizza, then we didn't eat food. Is this true?"
     assert q["brown"] == "C: We didn't eat pizza.\nQ: We didn't eat food. Yes, No, or Maybe?"
     assert q["structured"] == "P: We didn't eat pizza.\nH: We didn't eat food.\nL:"
     assert q["reasoning"].startswith("Logical and commonsense reasoning exam.\n\nExplain")
-    assert q["reasoning"].endswith("Premise: we didn't eat pizza\nQuestion: Can we logically "
-                                   "conclude for sure that we didn't eat food?\nReasoning: Let's "
-                                   "think logically step by step. The premise basically tells us that")
-    assert q["cloze"] == q["cond-q-fs"] == ("Q: Is it true that if we didn't eat pizza, then we "
-                                            "didn't eat food?\nA:")
+    assert q["reasoning"].endswith(
+        "Premise: we didn't eat pizza\nQuestion: Can we logically "
+        "conclude for sure that we didn't eat food?\nReasoning: Let's "
+        "think logically step by step. The premise basically tells us that"
+    )
+    assert (
+        q["cloze"]
+        == q["cond-q-fs"]
+        == ("Q: Is it true that if we didn't eat pizza, then we didn't eat food?\nA:")
+    )
     assert q["cond-truth-fs"].startswith("C:If we")
     r = task.mode("cloze").render(TOY)
     assert r.choices == ["Yes", "Maybe"] and r.gold == 1 and r.meta["split"] == "one_scoped"
@@ -228,20 +312,31 @@ def test_fewshot_context_matches_the_published_layout(fake):
     shots = next(sc.paired_sampler([rec], pool, 4, 1234))
     assert [s["label"] for s in shots] == ["entailment", "entailment", "neutral", "neutral"]
     assert all(s["split"] == "two_scoped" for s in shots)
-    for mode, first in (("cond-q-fs", "Q1: Is it true that if "), ("brown-fs", "C1: "),
-                        ("structured-fs", "P1: ")):
+    for mode, first in (
+        ("cond-q-fs", "Q1: Is it true that if "),
+        ("brown-fs", "C1: "),
+        ("structured-fs", "P1: "),
+    ):
         spec = task.mode(mode)
         ex = [spec.render(s) for s in shots]
-        ctx = build_context(spec.render(rec).query, ex, "", task.target_delimiter,
-                            task.fewshot_delimiter)
+        ctx = build_context(
+            spec.render(rec).query, ex, "", task.target_delimiter, task.fewshot_delimiter
+        )
         blocks = ctx.split("\n\n")
         assert len(blocks) == 5 and blocks[0].startswith(first)
         if mode == "cond-q-fs":
-            assert [b.splitlines()[-1] for b in blocks[:4]] == ["A1: Yes", "A2: Yes", "A3: Maybe",
-                                                               "A4: Maybe"]
+            assert [b.splitlines()[-1] for b in blocks[:4]] == [
+                "A1: Yes",
+                "A2: Yes",
+                "A3: Maybe",
+                "A4: Maybe",
+            ]
             assert blocks[4].startswith("Q: Is it true that if ") and blocks[4].endswith("\nA:")
-        if mode == "brown-fs":                 # the authors' answer numbering runs one ahead
-            assert blocks[0].splitlines()[-1] == "A2: Yes" and blocks[3].splitlines()[-1] == "A5: Maybe"
+        if mode == "brown-fs":  # the authors' answer numbering runs one ahead
+            assert (
+                blocks[0].splitlines()[-1] == "A2: Yes"
+                and blocks[3].splitlines()[-1] == "A5: Maybe"
+            )
         if mode == "structured-fs":
             assert blocks[2].splitlines()[-1] == "L3: neutral"
 
@@ -255,7 +350,9 @@ def test_paired_sampler_rules(fake):
     for d, shots in zip(docs, a):
         assert [s[sc.DEMO_INDEX] for s in shots] == [1, 2, 3, 4]
         assert all(s["split"] == d["split"] for s in shots)
-        assert all(s["premise"] != d["premise"] and s["hypothesis"] != d["hypothesis"] for s in shots)
+        assert all(
+            s["premise"] != d["premise"] and s["hypothesis"] != d["hypothesis"] for s in shots
+        )
         assert len({s.id.split("#")[0] for s in shots}) == 4
     with pytest.raises(TaskError, match="odd"):
         next(sc.paired_sampler(docs, pool, 3, 7))
@@ -291,7 +388,7 @@ def _rec(split: str, label: str, ok: bool, field: str = "acc") -> dict:
 @pytest.mark.parametrize("field", ["acc", "exact_match"])
 def test_nli_metrics(field):
     recs = []
-    for i, cond in enumerate(sc.CONDITIONS):          # condition i: i of 5 right
+    for i, cond in enumerate(sc.CONDITIONS):  # condition i: i of 5 right
         for j in range(5):
             recs.append(_rec(cond, sc.LABELS[j % 2], j < i, field))
     m = sc.nli_metrics("m", recs)
@@ -303,13 +400,17 @@ def test_nli_metrics(field):
     preds = [r.get("answer") or sc.LABELS[r["pred"]] for r in recs]
     assert m["pred_entailment_rate"] == pytest.approx(preds.count("entailment") / 30)
     table = sc.nli_table("m", [("u0", m)])
-    assert table.splitlines()[0] == ("| unit | No negation | One not scoped | Two not scoped | "
-                                     "Two scoped | One scoped | One scoped, one not | Overall |")
+    assert table.splitlines()[0] == (
+        "| unit | No negation | One not scoped | Two not scoped | "
+        "Two scoped | One scoped | One scoped, one not | Overall |"
+    )
     assert "| u0 | 0.0 | 20.0 | 40.0 | 60.0 | 80.0 | 100.0 | 50.0 |" in table
 
 
 def test_nli_metrics_for_one_condition():
-    m = sc.nli_metrics("m", [_rec("two_scoped", "neutral", True), _rec("two_scoped", "entailment", False)])
+    m = sc.nli_metrics(
+        "m", [_rec("two_scoped", "neutral", True), _rec("two_scoped", "entailment", False)]
+    )
     assert m["acc_two_scoped"] == 0.5 and "acc_no_negation" not in m
     assert "| – |" in sc.nli_table("m", [("u", m)])
 
@@ -326,14 +427,22 @@ def test_nlg_render_metrics_and_proxy(fake):
         task.load("train")
     # the strict proxy: the longest outcome found in the completion
     assert sc.outcome_in(" I said yes, of course.", ["I said no", "I said yes"]) == 1
-    assert sc.outcome_in("No allergic reaction at all", ["Allergic reaction", "No allergic reaction"]) == 1
+    assert (
+        sc.outcome_in("No allergic reaction at all", ["Allergic reaction", "No allergic reaction"])
+        == 1
+    )
     assert sc.outcome_in("he sneezed", ["Allergic reaction", "No allergic reaction"]) is None
     s = sc.CompletionMatch().score(r, [GenerationResponse(" We have no plums, sorry.", 6, "\n")])
     assert s["acc"] == 1.0 and s["outcome_found"] == 1.0
-    recs = [{"acc": float(ok), "meta": {"split": t, "triplet": tr}}
-            for tr, oks in (("a", (1, 1, 1)), ("b", (1, 0, 1))) for t, ok in zip(sc.NLG_TYPES, oks)]
+    recs = [
+        {"acc": float(ok), "meta": {"split": t, "triplet": tr}}
+        for tr, oks in (("a", (1, 1, 1)), ("b", (1, 0, 1)))
+        for t, ok in zip(sc.NLG_TYPES, oks)
+    ]
     m = sc.nlg_metrics("loglik", recs)
-    assert m["acc_neg"] == 1.0 and m["acc_not_scope"] == 0.5 and m["accuracy"] == pytest.approx(5 / 6)
+    assert (
+        m["acc_neg"] == 1.0 and m["acc_not_scope"] == 0.5 and m["accuracy"] == pytest.approx(5 / 6)
+    )
     assert m["triplet_consistency"] == 0.5 and m["n_triplets"] == 2
     assert "| u | 100.0 | 50.0 | 100.0 | 83.3 | 50.0 |" in sc.nlg_table("loglik", [("u", m)])
 
@@ -341,10 +450,24 @@ def test_nlg_render_metrics_and_proxy(fake):
 # -- end to end ------------------------------------------------------------------------------------
 def test_cli_run_rescore_report_tiny_model(fake, tiny_llama, tmp_path):
     out = tmp_path / "run"
-    rc = main(["run", "--model", tiny_llama, "--tasks", "scone-nli[split=two_scoped],scone-nlg",
-               "--modes", "scone-nli[split=two_scoped]:cloze,scone-nlg:loglik", "--shots", "4",
-               "--limit", "3",
-               "--output", str(out), "--quiet"])
+    rc = main(
+        [
+            "run",
+            "--model",
+            tiny_llama,
+            "--tasks",
+            "scone-nli[split=two_scoped],scone-nlg",
+            "--modes",
+            "scone-nli[split=two_scoped]:cloze,scone-nlg:loglik",
+            "--shots",
+            "4",
+            "--limit",
+            "3",
+            "--output",
+            str(out),
+            "--quiet",
+        ]
+    )
     assert rc == 0
     res = json.loads((out / "results.json").read_text("utf-8"))
     names = set(res["units"])
@@ -352,7 +475,9 @@ def test_cli_run_rescore_report_tiny_model(fake, tiny_llama, tmp_path):
     assert names == {unit, "scone-nlg.loglik.4shot.seed1234"}
     u = res["units"][unit]["metrics"]
     assert u["n"] == 3 and u["n_two_scoped"] == 3 and u["acc_two_scoped"] == u["accuracy"]
-    samples = [json.loads(x) for x in (out / "samples" / f"{unit}.jsonl").read_text("utf-8").splitlines()]
+    samples = [
+        json.loads(x) for x in (out / "samples" / f"{unit}.jsonl").read_text("utf-8").splitlines()
+    ]
     assert all(s["context"].startswith("Q1: Is it true that if ") for s in samples)
     assert all(s["context"].endswith("\nA:") and s["choices"] == ["Yes", "Maybe"] for s in samples)
     assert all(len(s["fewshot_ids"]) == 4 and s["meta"]["split"] == "two_scoped" for s in samples)
@@ -361,14 +486,38 @@ def test_cli_run_rescore_report_tiny_model(fake, tiny_llama, tmp_path):
     assert "One scoped, one not" in tables and "Triplets all right" in tables
     before = {k: v["metrics"] for k, v in res["units"].items()}
     assert main(["rescore", str(out)]) == 0
-    after = {k: v["metrics"] for k, v in json.loads((out / "results.json").read_text("utf-8"))["units"].items()}
+    after = {
+        k: v["metrics"]
+        for k, v in json.loads((out / "results.json").read_text("utf-8"))["units"].items()
+    }
     assert after == before
-    gen = tmp_path / "gen"                      # the NLG completion mode
-    assert main(["run", "--model", tiny_llama, "--tasks", "scone-nlg", "--modes", "generate",
-                 "--limit", "3", "--output", str(gen), "--quiet"]) == 0
+    gen = tmp_path / "gen"  # the NLG completion mode
+    assert (
+        main(
+            [
+                "run",
+                "--model",
+                tiny_llama,
+                "--tasks",
+                "scone-nlg",
+                "--modes",
+                "generate",
+                "--limit",
+                "3",
+                "--output",
+                str(gen),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     g = json.loads((gen / "results.json").read_text("utf-8"))["units"]["scone-nlg.generate.0shot"]
-    recs = [json.loads(x) for x in (gen / "samples" / "scone-nlg.generate.0shot.jsonl")
-            .read_text("utf-8").splitlines()]
+    recs = [
+        json.loads(x)
+        for x in (gen / "samples" / "scone-nlg.generate.0shot.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+    ]
     assert len(recs) == 3 and all(isinstance(r["output"], str) for r in recs)
     assert g["metrics"]["acc"] == sum(r["acc"] for r in recs) / 3
     assert g["metrics"]["n_triplets"] == 1

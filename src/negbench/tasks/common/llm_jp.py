@@ -5,6 +5,7 @@ as ``\\n\\n### 入力:\\n{input}\\n\\n### 応答:\\n`` (+ the shot's output).  A
 + few-shot block: description = intro + instruction + "\\n\\n", query =
 ``### 入力:\\n{input}\\n\\n### 応答:\\n``, target delimiter "" and few-shot delimiter "\\n\\n".
 """
+
 from __future__ import annotations
 
 #: llm-jp-eval's fixed system text (the first paragraph of JSTS-Neg's Figure 7).

@@ -1,5 +1,6 @@
 """The AccChg tables of the minimal-pair benchmarks (JSTS-Neg Tables 3-5; JNLI-Neg in the same
 shape): Acc, Acc' and AccChg on M, M_i and M_u."""
+
 from __future__ import annotations
 
 from negbench.report.paper_tables import Context, shot_label, union_modes, union_shots
@@ -25,14 +26,25 @@ def accchg_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     units = r.select(task, mode, k)
                     if not units:
                         continue
-                    cells = [metric_cell(r, units, f"{s}.{st}", scale=100.0, digits=2)
-                             for s, _ in JSTS_SETS for st, _ in JSTS_STATS]
+                    cells = [
+                        metric_cell(r, units, f"{s}.{st}", scale=100.0, digits=2)
+                        for s, _ in JSTS_SETS
+                        for st, _ in JSTS_STATS
+                    ]
                     rows.append(Row([r.label], cells))
                 if rows:
-                    out.append(Table(f"{task}-{mode}-{k}shot-accchg",
-                                     f"{name} ({task}, {mode}): AccChg results in the {shot_label(k)} "
-                                     "setting", benchmark_of(task), ["model"], cols, rows,
-                                     caption="Acc and Acc' in percent, AccChg in percentage points "
-                                             "(Acc' − Acc); mean ± SD over seeds.",
-                                     paper=f"JSTS-Neg {paper_no.get(k, 'Tables 3–5')} (shape)"))
+                    out.append(
+                        Table(
+                            f"{task}-{mode}-{k}shot-accchg",
+                            f"{name} ({task}, {mode}): AccChg results in the {shot_label(k)} "
+                            "setting",
+                            benchmark_of(task),
+                            ["model"],
+                            cols,
+                            rows,
+                            caption="Acc and Acc' in percent, AccChg in percentage points "
+                            "(Acc' − Acc); mean ± SD over seeds.",
+                            paper=f"JSTS-Neg {paper_no.get(k, 'Tables 3–5')} (shape)",
+                        )
+                    )
     return out

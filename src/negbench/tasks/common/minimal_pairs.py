@@ -37,6 +37,7 @@ They are pure functions of per-sample records whose ``meta`` holds ``group``, ``
 D_neg of the few-shot split, the shots taken from one part having pairwise different gold labels,
 one draw per (task, seed) used for every evaluated instance.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,9 +63,9 @@ class Pair:
 
     control: int
     treatment: int
-    kind: str          # "single" (control is the original) or "both" (treatment is doubly negated)
-    added: str         # the sentence that received the cue: "s1" or "s2"
-    changed: bool      # gold label / score differs (M_i) or not (M_u)
+    kind: str  # "single" (control is the original) or "both" (treatment is doubly negated)
+    added: str  # the sentence that received the cue: "s1" or "s2"
+    changed: bool  # gold label / score differs (M_i) or not (M_u)
 
 
 def instance_key(meta: dict) -> tuple[str, Any, Any]:
@@ -83,9 +84,9 @@ def derive_pairs(metas: Sequence[dict]) -> list[Pair]:
     for t, m in enumerate(metas):
         g, a, b = instance_key(m)
         controls = []
-        if a is not None:                      # the cue of s1 is the added one
+        if a is not None:  # the cue of s1 is the added one
             controls.append(("s1", (g, None, b)))
-        if b is not None:                      # the cue of s2 is the added one
+        if b is not None:  # the cue of s2 is the added one
             controls.append(("s2", (g, a, None)))
         for added, key in controls:
             for c in index.get(key, ()):
@@ -117,8 +118,9 @@ def pair_accuracy(records: Sequence[dict], pairs: Iterable[Pair], key: str) -> d
 
 #: A subset keeps whole groups (an original instance and every negated variant of it), so each
 #: minimal pair is evaluated with both its instances.
-STRUCTURE = Structure(unit=("group",), unit_name="group of minimal pairs",
-                      units_name="groups of minimal pairs")
+STRUCTURE = Structure(
+    unit=("group",), unit_name="group of minimal pairs", units_name="groups of minimal pairs"
+)
 #: The papers' headline: AccChg on all minimal pairs (JSTS-Neg Tables 3-5).
 HEADLINE = "M.acc_chg"
 
@@ -137,10 +139,13 @@ def acc_chg_parts(mode: str, records: Sequence[dict]) -> dict[tuple, tuple[float
 
 
 def pair_sets(pairs: Sequence[Pair]) -> dict[str, list[Pair]]:
-    return {"M": list(pairs), "Mi": [p for p in pairs if p.changed],
-            "Mu": [p for p in pairs if not p.changed],
-            "Msingle": [p for p in pairs if p.kind == "single"],
-            "Mboth": [p for p in pairs if p.kind == "both"]}
+    return {
+        "M": list(pairs),
+        "Mi": [p for p in pairs if p.changed],
+        "Mu": [p for p in pairs if not p.changed],
+        "Msingle": [p for p in pairs if p.kind == "single"],
+        "Mboth": [p for p in pairs if p.kind == "both"],
+    }
 
 
 def _added_cue(records: Sequence[dict], p: Pair) -> dict:
@@ -158,7 +163,10 @@ def minimal_pair_scores(records: Sequence[dict], key: str | None = None) -> dict
     for name, ps in pair_sets(pairs).items():
         s = pair_accuracy(records, ps, k)
         out[f"{name}.acc"], out[f"{name}.acc_prime"], out[f"{name}.acc_chg"] = (
-            s["acc"], s["acc_prime"], s["acc_chg"])
+            s["acc"],
+            s["acc_prime"],
+            s["acc_chg"],
+        )
         out[f"n_pairs.{name}"] = s["n"]
     used = {p.control for p in pairs} | {p.treatment for p in pairs}
     out["n_unpaired"] = len(records) - len(used)
@@ -173,14 +181,20 @@ def pair_breakdown(records: Sequence[dict], key: str | None = None) -> dict:
     k = correctness_key(records, key)
     pairs = derive_pairs([r["meta"] for r in records])
     out: dict[str, dict] = {}
-    for field, getter in (("neg_position", lambda p: _added_cue(records, p).get("neg_position")),
-                          ("target_pos", lambda p: _added_cue(records, p).get("target_pos")),
-                          ("added_to", lambda p: p.added)):
+    for field, getter in (
+        ("neg_position", lambda p: _added_cue(records, p).get("neg_position")),
+        ("target_pos", lambda p: _added_cue(records, p).get("target_pos")),
+        ("added_to", lambda p: p.added),
+    ):
         vals = sorted({str(getter(p)) for p in pairs})
-        out[field] = {v: {name: pair_accuracy(records, ps, k) for name, ps in
-                          pair_sets([p for p in pairs if str(getter(p)) == v]).items()
-                          if name in PAPER_SETS}
-                      for v in vals}
+        out[field] = {
+            v: {
+                name: pair_accuracy(records, ps, k)
+                for name, ps in pair_sets([p for p in pairs if str(getter(p)) == v]).items()
+                if name in PAPER_SETS
+            }
+            for v in vals
+        }
     return out
 
 
@@ -191,8 +205,11 @@ def instance_accuracy(records: Sequence[dict], key: str | None = None) -> dict:
     per: dict[str, list[float]] = {"original": [], "single_neg": [], "both_neg": []}
     for r in records:
         _, a, b = instance_key(r["meta"])
-        kind = "original" if a is None and b is None else ("both_neg" if a is not None and b is not None
-                                                          else "single_neg")
+        kind = (
+            "original"
+            if a is None and b is None
+            else ("both_neg" if a is not None and b is not None else "single_neg")
+        )
         per[kind].append(_correct(r, k))
     return {f"acc_{kind}": mean(v) for kind, v in per.items()}
 
@@ -205,8 +222,12 @@ def _pct(v: Any, bold_negative: bool = False) -> str:
     return f"**{s}**" if bold_negative and v < 0 else s
 
 
-def pairs_table(title: str, rows: Sequence[tuple[str, dict]], sets: Sequence[str] = PAPER_SETS,
-                extra: Sequence[tuple[str, str]] = ()) -> str:
+def pairs_table(
+    title: str,
+    rows: Sequence[tuple[str, dict]],
+    sets: Sequence[str] = PAPER_SETS,
+    extra: Sequence[tuple[str, str]] = (),
+) -> str:
     """Markdown in the shape of JSTS-Neg Tables 3–5: one row per unit, for each pair set
     Acc, Acc' (%) and AccChg (points; negative values in bold as in the paper), then the
     number of pairs and ``extra`` (header, metric key) columns."""
@@ -222,8 +243,11 @@ def pairs_table(title: str, rows: Sequence[tuple[str, dict]], sets: Sequence[str
     for name, m in rows:
         cells = [name]
         for s in sets:
-            cells += [_pct(m.get(f"{s}.acc")), _pct(m.get(f"{s}.acc_prime")),
-                      _pct(m.get(f"{s}.acc_chg"), bold_negative=True)]
+            cells += [
+                _pct(m.get(f"{s}.acc")),
+                _pct(m.get(f"{s}.acc_prime")),
+                _pct(m.get(f"{s}.acc_chg"), bold_negative=True),
+            ]
         cells += [str(m.get(f"n_pairs.{s}", "–")) for s in sets]
         for _, k in extra:
             v = m.get(k, "–")
@@ -274,8 +298,10 @@ class StratifiedShots:
     def draw(self, pool: Sequence, k: int, seed: int | None) -> list:
         rnd = random.Random(seed)
         n_orig, n_neg = self.split(k)
-        parts = (("D_orig", self.by_label([d for d in pool if is_original(d)]), n_orig),
-                 ("D_neg", self.by_label([d for d in pool if not is_original(d)]), n_neg))
+        parts = (
+            ("D_orig", self.by_label([d for d in pool if is_original(d)]), n_orig),
+            ("D_neg", self.by_label([d for d in pool if not is_original(d)]), n_neg),
+        )
         for name, by, n in parts:
             if n > len(by):
                 raise TaskError(
@@ -283,7 +309,8 @@ class StratifiedShots:
                     f"which has {len(by)} ({', '.join(map(str, sorted(by))) or 'none'})",
                     where="--shots",
                     fix=f"use at most {self.max_shots(pool)} shots (k // 2 come from D_orig, "
-                        "k - k // 2 from D_neg, each with different gold labels)")
+                    "k - k // 2 from D_neg, each with different gold labels)",
+                )
         shots = []
         for name, by, n in parts:
             if n:
@@ -302,58 +329,104 @@ class StratifiedShots:
 POSITIONS = ("end", "mid")
 
 
-def parse_sentence(obj: dict, name: str, neg_id_field: str, path: str, rec: str) -> tuple[str, dict | None]:
+def parse_sentence(
+    obj: dict, name: str, neg_id_field: str, path: str, rec: str
+) -> tuple[str, dict | None]:
     """``{"sentence": str, "neg": null | {neg_id_field: int ≥ 0, "neg_position": "end" | "mid",
     "target_pos": str}}`` → (sentence, neg or None)."""
     s = obj.get(name)
     if s is None:
         raise DataError("missing field", path=path, record=rec, field=name)
     if not isinstance(s, dict):
-        raise DataError(f"expected an object {{sentence, neg}}, got {type(s).__name__}", path=path,
-                        record=rec, field=name)
+        raise DataError(
+            f"expected an object {{sentence, neg}}, got {type(s).__name__}",
+            path=path,
+            record=rec,
+            field=name,
+        )
     text = s.get("sentence")
     if text is None:
         raise DataError("missing field", path=path, record=rec, field=f"{name}.sentence")
     if not isinstance(text, str) or not text.strip():
-        raise DataError(f"expected a non-empty string, got {text!r:.60}", path=path, record=rec,
-                        field=f"{name}.sentence")
+        raise DataError(
+            f"expected a non-empty string, got {text!r:.60}",
+            path=path,
+            record=rec,
+            field=f"{name}.sentence",
+        )
     if "neg" not in s:
-        raise DataError("missing field (null when the sentence has no added cue)", path=path,
-                        record=rec, field=f"{name}.neg")
+        raise DataError(
+            "missing field (null when the sentence has no added cue)",
+            path=path,
+            record=rec,
+            field=f"{name}.neg",
+        )
     neg = s["neg"]
     if neg is None:
         return text, None
     if not isinstance(neg, dict):
-        raise DataError(f"expected null or an object, got {type(neg).__name__}", path=path,
-                        record=rec, field=f"{name}.neg")
+        raise DataError(
+            f"expected null or an object, got {type(neg).__name__}",
+            path=path,
+            record=rec,
+            field=f"{name}.neg",
+        )
     nid = neg.get(neg_id_field)
     if not isinstance(nid, int) or isinstance(nid, bool) or nid < 0:
-        raise DataError(f"expected an integer ≥ 0, got {nid!r}", path=path, record=rec,
-                        field=f"{name}.neg.{neg_id_field}")
+        raise DataError(
+            f"expected an integer ≥ 0, got {nid!r}",
+            path=path,
+            record=rec,
+            field=f"{name}.neg.{neg_id_field}",
+        )
     pos = neg.get("neg_position")
     if pos not in POSITIONS:
-        raise DataError(f"expected 'end' or 'mid', got {pos!r}", path=path, record=rec,
-                        field=f"{name}.neg.neg_position")
+        raise DataError(
+            f"expected 'end' or 'mid', got {pos!r}",
+            path=path,
+            record=rec,
+            field=f"{name}.neg.neg_position",
+        )
     tpos = neg.get("target_pos")
     if not isinstance(tpos, str) or not tpos.strip():
-        raise DataError(f"expected a non-empty string, got {tpos!r}", path=path, record=rec,
-                        field=f"{name}.neg.target_pos")
+        raise DataError(
+            f"expected a non-empty string, got {tpos!r}",
+            path=path,
+            record=rec,
+            field=f"{name}.neg.target_pos",
+        )
     return text, {"neg_id": nid, "neg_position": pos, "target_pos": tpos}
 
 
-def check_type(typ: str, types: dict[str, tuple[bool, bool]], s1_neg, s2_neg, path: str, rec: str) -> None:
+def check_type(
+    typ: str, types: dict[str, tuple[bool, bool]], s1_neg, s2_neg, path: str, rec: str
+) -> None:
     """``types``: type name → (s1 negated, s2 negated); the instance's ``neg`` objects must agree."""
     if typ not in types:
-        raise DataError(f"unknown type {typ!r}", path=path, record=rec, field="type",
-                        fix="one of " + ", ".join(types))
+        raise DataError(
+            f"unknown type {typ!r}",
+            path=path,
+            record=rec,
+            field="type",
+            fix="one of " + ", ".join(types),
+        )
     want1, want2 = types[typ]
     for name, want, neg in (("sentence1", want1, s1_neg), ("sentence2", want2, s2_neg)):
         if want and neg is None:
-            raise DataError(f"a '{typ}' instance needs a negation cue in {name}, but its neg is null",
-                            path=path, record=rec, field=f"{name}.neg")
+            raise DataError(
+                f"a '{typ}' instance needs a negation cue in {name}, but its neg is null",
+                path=path,
+                record=rec,
+                field=f"{name}.neg",
+            )
         if not want and neg is not None:
-            raise DataError(f"a '{typ}' instance has no added cue in {name}, but its neg is set",
-                            path=path, record=rec, field=f"{name}.neg", fix="use null")
+            raise DataError(
+                f"a '{typ}' instance has no added cue in {name}, but its neg is set",
+                path=path,
+                record=rec,
+                field=f"{name}.neg",
+                fix="use null",
+            )
 
 
 def check_unique(rows: Sequence[tuple[dict, str]], path: str) -> None:
@@ -364,22 +437,34 @@ def check_unique(rows: Sequence[tuple[dict, str]], path: str) -> None:
     pig: dict[tuple, str] = {}
     for f, rec in rows:
         if f["id"] in ids:
-            raise DataError(f"duplicate id {f['id']} (also {ids[f['id']]})", path=path, record=rec,
-                            field="id")
+            raise DataError(
+                f"duplicate id {f['id']} (also {ids[f['id']]})", path=path, record=rec, field="id"
+            )
         ids[f["id"]] = rec
         k = (f["group"], f["s1_neg_id"], f["s2_neg_id"])
         if k in keys:
-            what = ("a second original instance" if k[1] is None and k[2] is None else
-                    f"a second instance with the same cues (sentence1 neg id {k[1]}, "
-                    f"sentence2 neg id {k[2]})")
-            raise DataError(f"{what} in group {f['group']!r} (also {keys[k]})", path=path,
-                            record=rec, field="sentence1.neg / sentence2.neg",
-                            fix="each instance of a group must differ in its negation cues")
+            what = (
+                "a second original instance"
+                if k[1] is None and k[2] is None
+                else f"a second instance with the same cues (sentence1 neg id {k[1]}, "
+                f"sentence2 neg id {k[2]})"
+            )
+            raise DataError(
+                f"{what} in group {f['group']!r} (also {keys[k]})",
+                path=path,
+                record=rec,
+                field="sentence1.neg / sentence2.neg",
+                fix="each instance of a group must differ in its negation cues",
+            )
         keys[k] = rec
         p = (f["group"], f["pair_id_in_group"])
         if p in pig:
-            raise DataError(f"duplicate pair_id_in_group {p[1]} in group {f['group']!r} (also {pig[p]})",
-                            path=path, record=rec, field="pair_id_in_group")
+            raise DataError(
+                f"duplicate pair_id_in_group {p[1]} in group {f['group']!r} (also {pig[p]})",
+                path=path,
+                record=rec,
+                field="pair_id_in_group",
+            )
         pig[p] = rec
 
 
@@ -404,14 +489,14 @@ class Schema:
     """How one release names the fields of the common instance layout (JNLI-Neg's, which
     JSTS-Neg's mirrors)."""
 
-    group_field: str                                  # jnli_sentence_pair_id / jsts_sentence_pair_id
-    group_type: type                                  # int (JNLI-Neg) / str (JSTS-Neg)
-    neg_id_field: str                                 # neg_id_in_jnli_sentence / neg_id_in_jsts_sentence
-    types: dict[str, tuple[bool, bool]]               # type -> (sentence1 negated, sentence2 negated)
-    gold_field: str                                   # gold_label / gold_score
-    parse_gold: Any                                   # (value, path, rec) -> gold, raises DataError
-    annotator_field: str                              # annotator_labels / annotator_scores
-    parse_annotators: Any                             # (value, gold, path, rec) -> value, raises DataError
+    group_field: str  # jnli_sentence_pair_id / jsts_sentence_pair_id
+    group_type: type  # int (JNLI-Neg) / str (JSTS-Neg)
+    neg_id_field: str  # neg_id_in_jnli_sentence / neg_id_in_jsts_sentence
+    types: dict[str, tuple[bool, bool]]  # type -> (sentence1 negated, sentence2 negated)
+    gold_field: str  # gold_label / gold_score
+    parse_gold: Any  # (value, path, rec) -> gold, raises DataError
+    annotator_field: str  # annotator_labels / annotator_scores
+    parse_annotators: Any  # (value, gold, path, rec) -> value, raises DataError
 
 
 def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, Any]:
@@ -420,40 +505,64 @@ def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, 
     (``{neg_id, neg_position, target_pos}`` or None), ``s1_neg_id`` / ``s2_neg_id``, ``gold``,
     ``annotators``."""
     from negbench.tasks.records import field
+
     iid = field(obj, "id", int, path=path, record=rec)
     rec = f"{rec} (id {iid})"
     group = field(obj, schema.group_field, schema.group_type, path=path, record=rec)
     pig = field(obj, "pair_id_in_group", int, path=path, record=rec)
     if pig < 0:
-        raise DataError(f"expected an integer >= 0, got {pig}", path=path, record=rec,
-                        field="pair_id_in_group")
+        raise DataError(
+            f"expected an integer >= 0, got {pig}", path=path, record=rec, field="pair_id_in_group"
+        )
     typ = field(obj, "type", str, path=path, record=rec)
     s1, n1 = parse_sentence(obj, "sentence1", schema.neg_id_field, path, rec)
     s2, n2 = parse_sentence(obj, "sentence2", schema.neg_id_field, path, rec)
     check_type(typ, schema.types, n1, n2, path, rec)
     if (typ == "original") != (pig == 0):
-        raise DataError(f"pair_id_in_group is {pig} for a '{typ}' instance", path=path, record=rec,
-                        field="pair_id_in_group",
-                        fix="0 for the original instance of a group, 1, 2, ... for the others")
+        raise DataError(
+            f"pair_id_in_group is {pig} for a '{typ}' instance",
+            path=path,
+            record=rec,
+            field="pair_id_in_group",
+            fix="0 for the original instance of a group, 1, 2, ... for the others",
+        )
     if schema.gold_field not in obj or obj[schema.gold_field] is None:
         raise DataError("missing field", path=path, record=rec, field=schema.gold_field)
     gold = schema.parse_gold(obj[schema.gold_field], path, rec)
     if schema.annotator_field not in obj:
-        raise DataError("missing field (null when there are no annotations)", path=path, record=rec,
-                        field=schema.annotator_field)
+        raise DataError(
+            "missing field (null when there are no annotations)",
+            path=path,
+            record=rec,
+            field=schema.annotator_field,
+        )
     ann = schema.parse_annotators(obj[schema.annotator_field], gold, path, rec)
-    return {"id": iid, "group": str(group), schema.group_field: group, "pair_id_in_group": pig,
-            "type": typ, "sentence1": s1, "sentence2": s2, "s1_neg": n1, "s2_neg": n2,
-            "s1_neg_id": None if n1 is None else n1["neg_id"],
-            "s2_neg_id": None if n2 is None else n2["neg_id"], "gold": gold, "annotators": ann}
+    return {
+        "id": iid,
+        "group": str(group),
+        schema.group_field: group,
+        "pair_id_in_group": pig,
+        "type": typ,
+        "sentence1": s1,
+        "sentence2": s2,
+        "s1_neg": n1,
+        "s2_neg": n2,
+        "s1_neg_id": None if n1 is None else n1["neg_id"],
+        "s2_neg_id": None if n2 is None else n2["neg_id"],
+        "gold": gold,
+        "annotators": ann,
+    }
 
 
 def read_instances(path, schema: Schema) -> list[tuple[dict, str]]:
     """Every instance of a JSON-lines file, validated (fields, ids, one instance per cue key per
     group); returns (fields, "line N") in file order."""
     from negbench.tasks.records import iter_jsonl
-    rows = [(parse_instance(obj, schema, str(path), f"line {n}"), f"line {n}")
-            for n, obj in iter_jsonl(path)]
+
+    rows = [
+        (parse_instance(obj, schema, str(path), f"line {n}"), f"line {n}")
+        for n, obj in iter_jsonl(path)
+    ]
     if not rows:
         raise DataError("no records", path=str(path))
     check_unique(rows, str(path))
@@ -462,13 +571,24 @@ def read_instances(path, schema: Schema) -> list[tuple[dict, str]]:
 
 def instance_meta(d) -> dict:
     """The ``Rendered.meta`` the pair metrics read (plus the annotations)."""
-    return {"group": d["group"], "type": d["type"], "pair_id_in_group": d["pair_id_in_group"],
-            "s1_neg_id": d["s1_neg_id"], "s2_neg_id": d["s2_neg_id"],
-            "s1_neg": neg_meta(d["s1_neg"]), "s2_neg": neg_meta(d["s2_neg"]), "gold": d["gold"]}
+    return {
+        "group": d["group"],
+        "type": d["type"],
+        "pair_id_in_group": d["pair_id_in_group"],
+        "s1_neg_id": d["s1_neg_id"],
+        "s2_neg_id": d["s2_neg_id"],
+        "s1_neg": neg_meta(d["s1_neg"]),
+        "s2_neg": neg_meta(d["s2_neg"]),
+        "gold": d["gold"],
+    }
 
 
 def neg_meta(neg: dict | None) -> dict | None:
-    return None if neg is None else {"neg_position": neg["neg_position"], "target_pos": neg["target_pos"]}
+    return (
+        None
+        if neg is None
+        else {"neg_position": neg["neg_position"], "target_pos": neg["target_pos"]}
+    )
 
 
 def corr(xs: Sequence[float], ys: Sequence[float]) -> float:
@@ -502,4 +622,3 @@ def ranks(xs: Sequence[float]) -> list[float]:
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return corr(ranks(xs), ranks(ys))
-

@@ -7,13 +7,17 @@ Pure functions of per-sample records.  A record needs ``gold_index``, ``choices`
 either a predicted index (``pred`` / ``pred_norm``) or a generated ``answer`` (a choice label, or
 None when the output had the wrong format).
 """
+
 from __future__ import annotations
 
 from typing import Iterable
 
 WRONG_TYPES = ("local", "contradiction", "paraphrase")
-TYPE_LABELS = {"local": "local negation", "contradiction": "contradiction",
-               "paraphrase": "paraphrase"}
+TYPE_LABELS = {
+    "local": "local negation",
+    "contradiction": "contradiction",
+    "paraphrase": "paraphrase",
+}
 
 
 def predicted_index(rec: dict, pred_field: str = "pred") -> int | None:
@@ -32,8 +36,12 @@ def predicted_index(rec: dict, pred_field: str = "pred") -> int | None:
     return None
 
 
-def error_analysis(records: Iterable[dict], pred_field: str = "pred",
-                   subtype_key: str | None = None, no_local_subtype: str = "non-applicable") -> dict:
+def error_analysis(
+    records: Iterable[dict],
+    pred_field: str = "pred",
+    subtype_key: str | None = None,
+    no_local_subtype: str = "non-applicable",
+) -> dict:
     """Error rate, incorrect-choice distribution and (optionally) local-negation confusion rates.
 
     * ``error_rate`` = wrong / all (wrong-format generations count as wrong);
@@ -69,23 +77,37 @@ def error_analysis(records: Iterable[dict], pred_field: str = "pred",
             sub_local[sub] = sub_local.get(sub, 0) + 1
     readable_wrong = wrong - fmt_wrong
     out: dict = {
-        "n": n, "n_wrong": wrong, "n_format_wrong": fmt_wrong,
+        "n": n,
+        "n_wrong": wrong,
+        "n_format_wrong": fmt_wrong,
         "error_rate": wrong / n if n else float("nan"),
-        "incorrect_choice": {t: {"n": picked.get(t, 0),
-                                 "pct": 100.0 * picked.get(t, 0) / readable_wrong
-                                 if readable_wrong else float("nan")}
-                             for t in WRONG_TYPES},
+        "incorrect_choice": {
+            t: {
+                "n": picked.get(t, 0),
+                "pct": 100.0 * picked.get(t, 0) / readable_wrong
+                if readable_wrong
+                else float("nan"),
+            }
+            for t in WRONG_TYPES
+        },
     }
     if subtype_key:
-        out["local_confusion"] = {s: {"n_items": sub_items[s], "n_picked_local": sub_local[s],
-                                      "pct": 100.0 * sub_local[s] / sub_items[s]}
-                                  for s in sorted(sub_items)}
+        out["local_confusion"] = {
+            s: {
+                "n_items": sub_items[s],
+                "n_picked_local": sub_local[s],
+                "pct": 100.0 * sub_local[s] / sub_items[s],
+            }
+            for s in sorted(sub_items)
+        }
     return out
 
 
 def format_error_table(rows: list[tuple[str, dict]], subtypes: list[str] | None = None) -> str:
     """A Markdown table shaped like NUBench Table 6 (with subtypes) or KoNUBench Table 8."""
-    head = ["setting", "error rate", "format wrong"] + [f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES]
+    head = ["setting", "error rate", "format wrong"] + [
+        f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES
+    ]
     if subtypes:
         head += [f"{s} confusion (%)" for s in subtypes]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]

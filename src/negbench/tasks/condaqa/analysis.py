@@ -12,6 +12,7 @@ Why Treebank tokens: NLTK's Treebank tokenizer reproduces Table 1 exactly on the
 whitespace words give 3,243 / 22.18.  ``nltk`` is optional: without it a regex close to Treebank
 is used (:func:`tokenizer_name` says which).
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,7 +24,12 @@ from negbench.evaluation.metrics import mean
 #: Figure 7's bins are not legible in our copy of the paper; we use 10-token bins, with the
 #: boundary at 20 that Table 1 uses ("# Questions w/ >20 tokens").
 LENGTH_BUCKETS: tuple[tuple[int, int | None, str], ...] = (
-    (0, 10, "1-10"), (11, 20, "11-20"), (21, 30, "21-30"), (31, 40, "31-40"), (41, None, ">40"))
+    (0, 10, "1-10"),
+    (11, 20, "11-20"),
+    (21, 30, "21-30"),
+    (31, 40, "31-40"),
+    (41, None, ">40"),
+)
 
 _FALLBACK = re.compile(r"n't|'\w+|\w+(?:[.-]\w+)*|[^\w\s]")
 
@@ -33,9 +39,9 @@ def _treebank():
     """NLTK's Treebank tokenizer, imported on first use: ``import nltk`` pulls in scipy, sklearn
     and pandas (3.4 s and ~100 MB), which a run that never measures question length should not
     pay."""
-    try:                                               # optional dependency
+    try:  # optional dependency
         from nltk.tokenize import TreebankWordTokenizer
-    except ImportError:                                # pragma: no cover - depends on the env
+    except ImportError:  # pragma: no cover - depends on the env
         return None
     return TreebankWordTokenizer()
 
@@ -74,12 +80,15 @@ def cue_set(fields: Iterable[dict]) -> frozenset[str]:
     return frozenset(c for c in (norm_cue(f.get("original cue")) for f in fields) if c)
 
 
-def cue_flags(cue: str | None, train_cues: frozenset[str] | None,
-              shot_cues: frozenset[str] | None) -> dict[str, Any]:
+def cue_flags(
+    cue: str | None, train_cues: frozenset[str] | None, shot_cues: frozenset[str] | None
+) -> dict[str, Any]:
     """The two novelty flags of one record (None where the reference set is unknown)."""
     c = norm_cue(cue)
-    return {"cue_seen_train": None if train_cues is None or c is None else c in train_cues,
-            "cue_in_shots": None if shot_cues is None or c is None else c in shot_cues}
+    return {
+        "cue_seen_train": None if train_cues is None or c is None else c in train_cues,
+        "cue_in_shots": None if shot_cues is None or c is None else c in shot_cues,
+    }
 
 
 # -- metrics over (meta, correct) outcomes --------------------------------------------------------
@@ -120,9 +129,11 @@ def by_cue_novelty(outcomes: Sequence[Outcome]) -> dict[str, dict]:
                     unknown += 1
                 else:
                     (seen if f else unseen).append(float(c))
-            block[scope] = {"seen": {"n": len(seen), "acc": mean(seen)},
-                            "unseen": {"n": len(unseen), "acc": mean(unseen)},
-                            "n_unknown": unknown}
+            block[scope] = {
+                "seen": {"n": len(seen), "acc": mean(seen)},
+                "unseen": {"n": len(unseen), "acc": mean(unseen)},
+                "n_unknown": unknown,
+            }
         out[ref] = block
     return out
 
@@ -135,24 +146,40 @@ def _pct(v: Any) -> str:
 def tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     """Question-length and cue-novelty tables of one task × mode: a row per unit."""
     parts = []
-    qrows = [(u, m["by_question_length"]) for u, m in rows if isinstance(m.get("by_question_length"), dict)]
+    qrows = [
+        (u, m["by_question_length"])
+        for u, m in rows
+        if isinstance(m.get("by_question_length"), dict)
+    ]
     if qrows:
         heads = [name for _, _, name in LENGTH_BUCKETS]
-        lines = ["Accuracy (%) by question length (Treebank tokens; App. D Figure 7; n in brackets)", "",
-                 "| unit | " + " | ".join(heads) + " |", "|---|" + "---|" * len(heads)]
+        lines = [
+            "Accuracy (%) by question length (Treebank tokens; App. D Figure 7; n in brackets)",
+            "",
+            "| unit | " + " | ".join(heads) + " |",
+            "|---|" + "---|" * len(heads),
+        ]
         for u, q in qrows:
-            lines.append(f"| {u} | " + " | ".join(f"{_pct(q[h]['acc'])} ({q[h]['n']})" for h in heads) + " |")
+            lines.append(
+                f"| {u} | " + " | ".join(f"{_pct(q[h]['acc'])} ({q[h]['n']})" for h in heads) + " |"
+            )
         parts.append("\n".join(lines))
     crows = [(u, m["by_cue_novelty"]) for u, m in rows if isinstance(m.get("by_cue_novelty"), dict)]
     if crows:
-        lines = ["Accuracy (%) by negation-cue novelty (App. D; seen / unseen, n in brackets; "
-                 "train = cue of a training record, shots = cue of one of the split's 9 released shots)",
-                 "", "| unit | reference | passages | seen | unseen | unknown |", "|---|---|---|---|---|---|"]
+        lines = [
+            "Accuracy (%) by negation-cue novelty (App. D; seen / unseen, n in brackets; "
+            "train = cue of a training record, shots = cue of one of the split's 9 released shots)",
+            "",
+            "| unit | reference | passages | seen | unseen | unknown |",
+            "|---|---|---|---|---|---|",
+        ]
         for u, cn in crows:
             for ref in ("train", "shots"):
                 for scope in ("original", "all"):
                     b = cn[ref][scope]
-                    lines.append(f"| {u} | {ref} | {scope} | {_pct(b['seen']['acc'])} ({b['seen']['n']}) | "
-                                 f"{_pct(b['unseen']['acc'])} ({b['unseen']['n']}) | {b['n_unknown']} |")
+                    lines.append(
+                        f"| {u} | {ref} | {scope} | {_pct(b['seen']['acc'])} ({b['seen']['n']}) | "
+                        f"{_pct(b['unseen']['acc'])} ({b['unseen']['n']}) | {b['n_unknown']} |"
+                    )
         parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -10,6 +10,7 @@ Options: ``sampling`` = ``random`` (strategy 1) | ``no-affirmative`` (2) | ``gro
 test item, as the paper does ("we sample 9 paragraph-question pairs ... and use these samples for
 all few-shot experiments"); with ``ctx`` each item keeps the longest prefix of that draw that fits.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,10 +36,16 @@ OPTIONS = ("sampling", "pool", "ctx")
 CHARS_PER_TOKEN = 4
 
 #: Table 8 (GPT-3 davinci, one test split): strategy -> (acc, cons, para, scope, affirm)
-PAPER_TABLE8 = {1: (52.81, 6.62, 49.83, 21.95, 21.95), 2: (51.42, 5.57, 44.95, 21.25, 26.48),
-                3: (50.31, 4.88, 40.07, 18.12, 25.78)}
+PAPER_TABLE8 = {
+    1: (52.81, 6.62, 49.83, 21.95, 21.95),
+    2: (51.42, 5.57, 44.95, 21.25, 26.48),
+    3: (50.31, 4.88, 40.07, 18.12, 25.78),
+}
 #: Table 9 (text-davinci-002, one test split): max sequence length -> the same columns
-PAPER_TABLE9 = {2045: (60.88, 20.30, 63.92, 36.40, 33.98), 4000: (59.70, 20.42, 62.94, 36.04, 34.38)}
+PAPER_TABLE9 = {
+    2045: (60.88, 20.30, 63.92, 36.40, 33.98),
+    4000: (59.70, 20.42, 62.94, 36.04, 34.38),
+}
 
 _SPLIT_TASK = re.compile(r"^condaqa-split([1-5])$")
 
@@ -65,29 +72,42 @@ def draw_shots(strategy: str, pool: Sequence[Doc], k: int, rnd: random.Random) -
     if strategy == "no-affirmative":
         cand = [d for d in pool if d["PassageEditID"] != 3]
         if k > len(cand):
-            raise TaskError(f"{k} shots asked but the pool has {len(cand)} non-affirmative records",
-                            where="--shots", fix=f"use at most {len(cand)} shots")
+            raise TaskError(
+                f"{k} shots asked but the pool has {len(cand)} non-affirmative records",
+                where="--shots",
+                fix=f"use at most {len(cand)} shots",
+            )
         return rnd.sample(cand, k)
     edits = GROUP_EDITS[strategy]
     groups = complete_groups(pool, edits)
     need = math.ceil(k / len(edits))
     if need > len(groups):
-        raise TaskError(f"sampling={strategy} needs {need} complete groups for {k} shots; the pool "
-                        f"has {len(groups)}", where="--tasks",
-                        fix="use pool=dev or pool=train (the 9 released shots hold no groups)")
+        raise TaskError(
+            f"sampling={strategy} needs {need} complete groups for {k} shots; the pool "
+            f"has {len(groups)}",
+            where="--tasks",
+            fix="use pool=dev or pool=train (the 9 released shots hold no groups)",
+        )
     return [d for g in rnd.sample(groups, need) for d in g][:k]
 
 
 def shot_block(d: Doc) -> str:
     """The Figure 5 text one demonstration adds to the prompt."""
     from negbench.tasks.condaqa.tasks import FEWSHOT_DELIMITER, TARGET_DELIMITER, render_query
-    return render_query(d["passage"], d["question"]) + TARGET_DELIMITER + d["answer"] + FEWSHOT_DELIMITER
+
+    return (
+        render_query(d["passage"], d["question"])
+        + TARGET_DELIMITER
+        + d["answer"]
+        + FEWSHOT_DELIMITER
+    )
 
 
 def shots_that_fit(shots: Sequence[Doc], item: Doc, ctx: int) -> int:
     """How many leading ``shots`` fit with ``item`` in ``ctx`` tokens, leaving room for the answer
     (``MAX_TOKENS``): description + shots + query, estimated at :data:`CHARS_PER_TOKEN`."""
     from negbench.tasks.condaqa.tasks import MAX_TOKENS, description, render_query
+
     used = est_tokens(description() + render_query(item["passage"], item["question"])) + MAX_TOKENS
     n = 0
     for d in shots:
@@ -101,10 +121,14 @@ def shots_that_fit(shots: Sequence[Doc], item: Doc, ctx: int) -> int:
 def make_sampler(strategy: str, ctx: int | None = None):
     """A ``Task.fewshot_sampler``: one seeded draw per trial; with ``ctx`` each item keeps the
     prefix of the draw that fits."""
-    def sampler(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | None) -> Iterator[list[Doc]]:
+
+    def sampler(
+        docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | None
+    ) -> Iterator[list[Doc]]:
         shots = draw_shots(strategy, pool, k, random.Random(seed))
         for d in docs:
-            yield shots if ctx is None else shots[:shots_that_fit(shots, d, ctx)]
+            yield shots if ctx is None else shots[: shots_that_fit(shots, d, ctx)]
+
     return sampler
 
 
@@ -113,29 +137,41 @@ def parse_options(options: dict[str, str]) -> dict[str, object]:
     else dev, ctx=None (no budget)."""
     bad = sorted(set(options) - set(OPTIONS))
     if bad:
-        raise TaskError(f"unknown CONDAQA study option(s) {', '.join(bad)}", where="--tasks",
-                        fix="options: sampling=random|no-affirmative|groups4|groups3, "
-                            "pool=train|dev|shots, ctx=<tokens>")
+        raise TaskError(
+            f"unknown CONDAQA study option(s) {', '.join(bad)}",
+            where="--tasks",
+            fix="options: sampling=random|no-affirmative|groups4|groups3, "
+            "pool=train|dev|shots, ctx=<tokens>",
+        )
     sampling = options.get("sampling", "random")
     if sampling not in STRATEGIES:
-        raise TaskError(f"unknown sampling '{sampling}'", where="--tasks",
-                        fix="sampling=" + "|".join(STRATEGIES))
+        raise TaskError(
+            f"unknown sampling '{sampling}'",
+            where="--tasks",
+            fix="sampling=" + "|".join(STRATEGIES),
+        )
     pool = options.get("pool") or _default_pool()
     if pool not in POOLS:
         raise TaskError(f"unknown pool '{pool}'", where="--tasks", fix="pool=" + "|".join(POOLS))
     ctx = options.get("ctx")
     if ctx is not None:
         if not ctx.isdigit() or int(ctx) < 256:
-            raise TaskError(f"ctx must be a number of tokens ≥ 256, not '{ctx}'", where="--tasks",
-                            fix="e.g. ctx=2045 or ctx=4000 (Table 9)")
+            raise TaskError(
+                f"ctx must be a number of tokens ≥ 256, not '{ctx}'",
+                where="--tasks",
+                fix="e.g. ctx=2045 or ctx=4000 (Table 9)",
+            )
         ctx = int(ctx)
     return {"sampling": sampling, "pool": pool, "ctx": ctx}
 
 
 def _default_pool() -> str:
     from negbench.tasks.condaqa.tasks import OFFICIAL_FILES, default_source
+
     src = default_source()
-    return "train" if Path(src).is_dir() and (Path(src) / OFFICIAL_FILES["train"]).is_file() else "dev"
+    return (
+        "train" if Path(src).is_dir() and (Path(src) / OFFICIAL_FILES["train"]).is_file() else "dev"
+    )
 
 
 def default_shots(sampling: str, ctx: int | None) -> int:
@@ -154,23 +190,36 @@ def make_task(base: Task, options: dict[str, str]) -> Task:
     """``condaqa-split{i}[…]``: the split task with a study sampler and few-shot pool."""
     m = _SPLIT_TASK.match(base.name)
     if not m:
-        raise TaskError(f"study options apply to condaqa-split1..5, not '{base.name}'", where="--tasks")
+        raise TaskError(
+            f"study options apply to condaqa-split1..5, not '{base.name}'", where="--tasks"
+        )
     opts = parse_options(options)
     i = int(m.group(1))
     pool = f"shots{i}" if opts["pool"] == "shots" else str(opts["pool"])
     k = default_shots(str(opts["sampling"]), opts["ctx"])  # type: ignore[arg-type]
     strategy = STRATEGIES[str(opts["sampling"])]
-    return replace(base, name=canonical_name(base.name, opts),
-                   summary=f"CONDAQA test split {i}, App. C.2 study: strategy {strategy} "
-                           f"({opts['sampling']}) from {pool}"
-                           + (f", shots that fit in {opts['ctx']} tokens" if opts["ctx"] else ""),
-                   fewshot_split=pool, fewshot_sampler=make_sampler(str(opts["sampling"]), opts["ctx"]),  # type: ignore[arg-type]
-                   default_shots=(k,), protocol_shots=(k,), protocol_seeds=(1234,))
+    return replace(
+        base,
+        name=canonical_name(base.name, opts),
+        summary=f"CONDAQA test split {i}, App. C.2 study: strategy {strategy} "
+        f"({opts['sampling']}) from {pool}"
+        + (f", shots that fit in {opts['ctx']} tokens" if opts["ctx"] else ""),
+        fewshot_split=pool,
+        fewshot_sampler=make_sampler(str(opts["sampling"]), opts["ctx"]),  # type: ignore[arg-type]
+        default_shots=(k,),
+        protocol_shots=(k,),
+        protocol_seeds=(1234,),
+    )
 
 
 # -- Tables 8-9 from a run ---------------------------------------------------------------------
-COLUMNS = ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
-           "consistency_affirmative")
+COLUMNS = (
+    "accuracy",
+    "consistency",
+    "consistency_paraphrase",
+    "consistency_scope",
+    "consistency_affirmative",
+)
 _STUDY_TASK = re.compile(r"^condaqa-split([1-5])\[(.*)\]$")
 
 
@@ -187,11 +236,25 @@ def study_rows(results: dict) -> list[dict]:
     rows = []
     for (opts, mode, shots), per_split in sorted(cells.items()):
         o = dict(p.split("=", 1) for p in opts.split(",") if "=" in p)
-        split_means = [{c: mean([float(x[c]) for x in ms if isinstance(x.get(c), (int, float))])
-                        for c in COLUMNS + ("accuracy_normalized",)} for ms in per_split.values()]
-        rows.append({"options": o, "mode": mode, "shots": shots, "splits": sorted(per_split),
-                     "n": sum(int(x.get("n", 0)) for ms in per_split.values() for x in ms[:1]),
-                     **{c: mean([s[c] for s in split_means]) for c in COLUMNS + ("accuracy_normalized",)}})
+        split_means = [
+            {
+                c: mean([float(x[c]) for x in ms if isinstance(x.get(c), (int, float))])
+                for c in COLUMNS + ("accuracy_normalized",)
+            }
+            for ms in per_split.values()
+        ]
+        rows.append(
+            {
+                "options": o,
+                "mode": mode,
+                "shots": shots,
+                "splits": sorted(per_split),
+                "n": sum(int(x.get("n", 0)) for ms in per_split.values() for x in ms[:1]),
+                **{
+                    c: mean([s[c] for s in split_means]) for c in COLUMNS + ("accuracy_normalized",)
+                },
+            }
+        )
     return rows
 
 
@@ -200,24 +263,83 @@ def table8_9(results: dict) -> str | None:
     rows = study_rows(results)
     if not rows:
         return None
-    head = ["setting", "strategy", "ctx", "pool", "mode", "shots", "splits", "n", "acc", "cons",
-            "para", "scope", "affirm", "acc normalised (ours)"]
+    head = [
+        "setting",
+        "strategy",
+        "ctx",
+        "pool",
+        "mode",
+        "shots",
+        "splits",
+        "n",
+        "acc",
+        "cons",
+        "para",
+        "scope",
+        "affirm",
+        "acc normalised (ours)",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def pct(v: float) -> str:
         return f"{100 * v:.2f}" if v == v else "–"
+
     for r in rows:
         o = r["options"]
-        lines.append("| " + " | ".join([
-            "ours", f"{STRATEGIES.get(o.get('sampling', 'random'), '?')} ({o.get('sampling', 'random')})",
-            o.get("ctx", "–"), o.get("pool", "–"), r["mode"], str(r["shots"]),
-            ",".join(map(str, r["splits"])), str(r["n"])]
-            + [pct(r[c]) for c in COLUMNS] + [pct(r["accuracy_normalized"])]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    "ours",
+                    f"{STRATEGIES.get(o.get('sampling', 'random'), '?')} ({o.get('sampling', 'random')})",
+                    o.get("ctx", "–"),
+                    o.get("pool", "–"),
+                    r["mode"],
+                    str(r["shots"]),
+                    ",".join(map(str, r["splits"])),
+                    str(r["n"]),
+                ]
+                + [pct(r[c]) for c in COLUMNS]
+                + [pct(r["accuracy_normalized"])]
+            )
+            + " |"
+        )
     for s, vals in PAPER_TABLE8.items():
-        lines.append("| " + " | ".join(["Table 8, GPT-3 (paper)", str(s), "2045", "train", "generate",
-                                         "8–9", "1 split", "~1440"] + [f"{v:.2f}" for v in vals] + ["–"]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    "Table 8, GPT-3 (paper)",
+                    str(s),
+                    "2045",
+                    "train",
+                    "generate",
+                    "8–9",
+                    "1 split",
+                    "~1440",
+                ]
+                + [f"{v:.2f}" for v in vals]
+                + ["–"]
+            )
+            + " |"
+        )
     for c, vals in PAPER_TABLE9.items():
-        lines.append("| " + " | ".join(["Table 9, InstructGPT (paper)", "1", str(c), "train", "generate",
-                                         "8–9" if c == 2045 else "17–18", "1 split", "~1440"]
-                                        + [f"{v:.2f}" for v in vals] + ["–"]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    "Table 9, InstructGPT (paper)",
+                    "1",
+                    str(c),
+                    "train",
+                    "generate",
+                    "8–9" if c == 2045 else "17–18",
+                    "1 split",
+                    "~1440",
+                ]
+                + [f"{v:.2f}" for v in vals]
+                + ["–"]
+            )
+            + " |"
+        )
     return "\n".join(lines)

@@ -31,6 +31,7 @@ per-split numbers and their mean / SD), and few-shot as five tasks ``condaqa-spl
 evaluate test split *i* with exactly the 9 shots of train split *i*; average with
 :func:`average_over_splits`.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,10 @@ from negbench.tasks.condaqa import analysis
 from negbench.tasks.condaqa.analysis import question_tokens
 
 HF_ID = "lasha-nlp/CONDAQA"
-SOURCE = ("CONDAQA, Ravichander et al. (EMNLP 2022); github AbhilashaRavichander/CondaQA "
-          f"(Apache-2.0); Hugging Face {HF_ID}")
+SOURCE = (
+    "CONDAQA, Ravichander et al. (EMNLP 2022); github AbhilashaRavichander/CondaQA "
+    f"(Apache-2.0); Hugging Face {HF_ID}"
+)
 N_SPLITS = 5
 N_SHOTS = 9
 
@@ -63,9 +66,11 @@ ANSWER_TYPES = ("yes", "no", "dont_know", "span")
 EDITS = {0: "original", 1: "paraphrase", 2: "scope", 3: "affirmative"}
 
 #: Figure 5 task description (written after Wang et al., 2022).
-DESCRIPTION = ("In this task, you're expected to write answers to questions involving reasoning "
-               "about negation. The answer to the question should be \"yes\", \"no\", \"don't "
-               "know\" or a phrase in the passage. Questions can have only one correct answer.")
+DESCRIPTION = (
+    "In this task, you're expected to write answers to questions involving reasoning "
+    'about negation. The answer to the question should be "yes", "no", "don\'t '
+    'know" or a phrase in the passage. Questions can have only one correct answer.'
+)
 #: What separates the description from the first block (our reading of Figure 5).
 DESCRIPTION_SEPARATOR = "\n"
 #: Figure 5 separates consecutive instances with ``###``.
@@ -96,15 +101,31 @@ def default_source() -> str:
     return DATA.resolve()
 
 
-_TEST_FILES = [(d, n) for d in ("few-shot/test_splits", "fewshot/test_splits", ".")
-               for n in ("conda_fewshot_test_{i}.json", "condaqa_fewshot_test_{i}.json")]
-_SHOT_FILES = [(d, n) for d in ("few-shot/train_splits/sampling_c_shots_9",
-                                "fewshot/train_splits/sampling_c_shots_9", ".")
-               for n in ("conda_fewshot_train_{i}.json", "condaqa_fewshot_train_{i}.json")]
-OFFICIAL_FILES = {"train": "condaqa_train.json", "dev": "condaqa_dev.json", "test": "condaqa_test.json"}
+_TEST_FILES = [
+    (d, n)
+    for d in ("few-shot/test_splits", "fewshot/test_splits", ".")
+    for n in ("conda_fewshot_test_{i}.json", "condaqa_fewshot_test_{i}.json")
+]
+_SHOT_FILES = [
+    (d, n)
+    for d in (
+        "few-shot/train_splits/sampling_c_shots_9",
+        "fewshot/train_splits/sampling_c_shots_9",
+        ".",
+    )
+    for n in ("conda_fewshot_train_{i}.json", "condaqa_fewshot_train_{i}.json")
+]
+OFFICIAL_FILES = {
+    "train": "condaqa_train.json",
+    "dev": "condaqa_dev.json",
+    "test": "condaqa_test.json",
+}
 _HF_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
-SPLITS = (("train", "dev", "test") + tuple(f"test{i}" for i in range(1, N_SPLITS + 1))
-          + tuple(f"shots{i}" for i in range(1, N_SPLITS + 1)))
+SPLITS = (
+    ("train", "dev", "test")
+    + tuple(f"test{i}" for i in range(1, N_SPLITS + 1))
+    + tuple(f"shots{i}" for i in range(1, N_SPLITS + 1))
+)
 _HF_PAT = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
@@ -117,16 +138,21 @@ def _find(root: Path, candidates: list[tuple[str, str]], i: int) -> Path | None:
 
 
 def _split_number(split: str, prefix: str) -> int | None:
-    if split.startswith(prefix) and split[len(prefix):].isdigit():
-        i = int(split[len(prefix):])
+    if split.startswith(prefix) and split[len(prefix) :].isdigit():
+        i = int(split[len(prefix) :])
         if 1 <= i <= N_SPLITS:
             return i
     return None
 
 
 # -- answers ---------------------------------------------------------------------------------------
-_LABEL_VARIANTS = {"yes": "YES", "no": "NO", "don't know": "DON'T KNOW", "dont know": "DON'T KNOW",
-                   "do not know": "DON'T KNOW"}
+_LABEL_VARIANTS = {
+    "yes": "YES",
+    "no": "NO",
+    "don't know": "DON'T KNOW",
+    "dont know": "DON'T KNOW",
+    "do not know": "DON'T KNOW",
+}
 
 
 def canonical_label(text: str) -> str | None:
@@ -196,8 +222,9 @@ def cut_answer(text: str) -> str | None:
 
 #: App. C.2: the CoT output is "{explanation} So the answer is {answer}."; FLAN-T5 sometimes wrote
 #: "(final) answer is" or "(final) answer:" instead — all are accepted, the last one wins.
-_COT_ANSWER = re.compile(r"\b(?:so\s+)?the\s+(?:final\s+)?answer\s+is\b\s*:?|\b(?:final\s+)?answer\s*:",
-                         re.I)
+_COT_ANSWER = re.compile(
+    r"\b(?:so\s+)?the\s+(?:final\s+)?answer\s+is\b\s*:?|\b(?:final\s+)?answer\s*:", re.I
+)
 
 
 def cot_answer(text: str) -> str | None:
@@ -208,7 +235,7 @@ def cot_answer(text: str) -> str | None:
     output is first cut where the stop strings (``###``, a new ``Passage:``) would end it."""
     s = text.split("###", 1)[0].split("\nPassage:", 1)[0]
     for m in reversed(list(_COT_ANSWER.finditer(s))):  # the last phrase with an answer after it
-        ans = s[m.end():].split("\n", 1)[0].strip()
+        ans = s[m.end() :].split("\n", 1)[0].strip()
         if ans.endswith("."):
             ans = ans[:-1].rstrip()
         if ans:
@@ -225,18 +252,32 @@ def _parse(obj: dict, path: str, rec: str, split_no: int | None) -> dict[str, An
     qid = field(obj, "QuestionID", (str, int), path=path, record=rec)
     edit = field(obj, "PassageEditID", int, path=path, record=rec)
     if edit not in EDITS:
-        raise DataError(f"PassageEditID must be 0, 1, 2 or 3, got {edit!r}", path=path, record=rec,
-                        field="PassageEditID",
-                        fix="0 original, 1 paraphrase, 2 scope, 3 affirmative edit")
+        raise DataError(
+            f"PassageEditID must be 0, 1, 2 or 3, got {edit!r}",
+            path=path,
+            record=rec,
+            field="PassageEditID",
+            fix="0 original, 1 paraphrase, 2 scope, 3 affirmative edit",
+        )
     cue = field(obj, "original cue", str, path=path, record=rec, optional=True)
     sid = field(obj, "SampleID", int, path=path, record=rec, optional=True)
     expl = field(obj, "explanation", str, path=path, record=rec, optional=True)
     lab = canonical_label(label)
-    return {"passage": passage, "question": question, "label": label,
-            "answer": lab or label.strip(), "answer_type": LABEL_TYPE[lab] if lab else "span",
-            "PassageID": pid, "QuestionID": str(qid), "PassageEditID": edit,
-            "original cue": cue, "SampleID": sid, "split": split_no, "explanation": expl,
-            "question_len": question_tokens(question)}
+    return {
+        "passage": passage,
+        "question": question,
+        "label": label,
+        "answer": lab or label.strip(),
+        "answer_type": LABEL_TYPE[lab] if lab else "span",
+        "PassageID": pid,
+        "QuestionID": str(qid),
+        "PassageEditID": edit,
+        "original cue": cue,
+        "SampleID": sid,
+        "split": split_no,
+        "explanation": expl,
+        "question_len": question_tokens(question),
+    }
 
 
 def _read_file(path: Path, split_no: int | None = None) -> list[tuple[dict, str, int]]:
@@ -268,32 +309,48 @@ def _load_local(root: Path, split: str) -> list[Doc]:
             return _make_docs([r for i, p in enumerate(files, 1) for r in _read_file(p, i)])
         if (root / OFFICIAL_FILES["test"]).is_file():
             return _make_docs(_read_file(root / OFFICIAL_FILES["test"]))
-        raise DataError("CONDAQA test data not found (need the five few-shot test split files "
-                        "or condaqa_test.json)", path=str(root),
-                        fix="point NEGBENCH_DATA / NEGBENCH_CONDAQA at the official data folder")
+        raise DataError(
+            "CONDAQA test data not found (need the five few-shot test split files "
+            "or condaqa_test.json)",
+            path=str(root),
+            fix="point NEGBENCH_DATA / NEGBENCH_CONDAQA at the official data folder",
+        )
     if split in ("train", "dev"):
         return _make_docs(_read_file(root / OFFICIAL_FILES[split]))
-    for prefix, files, what, stem in (("test", _TEST_FILES, "test split", "conda_fewshot_test"),
-                                      ("shots", _SHOT_FILES, "9-shot train split", "conda_fewshot_train")):
+    for prefix, files, what, stem in (
+        ("test", _TEST_FILES, "test split", "conda_fewshot_test"),
+        ("shots", _SHOT_FILES, "9-shot train split", "conda_fewshot_train"),
+    ):
         i = _split_number(split, prefix)
         if i is not None:
             p = _find(root, files, i)
             if p is None:
-                raise DataError(f"{what} {i} not found", path=str(root / files[0][0]),
-                                fix=f"expected {stem}_{i}.json from the official release")
+                raise DataError(
+                    f"{what} {i} not found",
+                    path=str(root / files[0][0]),
+                    fix=f"expected {stem}_{i}.json from the official release",
+                )
             return _make_docs(_read_file(p, i))
-    raise TaskError(f"CONDAQA has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS))
+    raise TaskError(
+        f"CONDAQA has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS)
+    )
 
 
 def _load_hf(dataset_id: str, split: str) -> list[Doc]:
     where = f"hf:{dataset_id}"
     if split not in _HF_SPLITS:
-        raise DataError(f"split '{split}' exists only in the GitHub release (the Hugging Face copy "
-                        "has train / validation / test)", path=where,
-                        fix="use a local folder of the official release for test1..5 / shots1..5")
-    ds = load_hub_dataset(dataset_id, _HF_SPLITS[split], what="CONDAQA",
-                          local="use a local folder of the official release "
-                                "(NEGBENCH_DATA / NEGBENCH_CONDAQA)")
+        raise DataError(
+            f"split '{split}' exists only in the GitHub release (the Hugging Face copy "
+            "has train / validation / test)",
+            path=where,
+            fix="use a local folder of the official release for test1..5 / shots1..5",
+        )
+    ds = load_hub_dataset(
+        dataset_id,
+        _HF_SPLITS[split],
+        what="CONDAQA",
+        local="use a local folder of the official release (NEGBENCH_DATA / NEGBENCH_CONDAQA)",
+    )
     src = f"{where}/{_HF_SPLITS[split]}"
     rows = [(_parse(dict(obj), src, f"row {n}", None), src, n) for n, obj in enumerate(ds)]
     if not rows:
@@ -306,11 +363,14 @@ def _train_cues(source: str) -> frozenset[str] | None:
     """``original cue`` values of the training set, or None when no train file is available."""
     root = Path(source)
     if root.is_dir():
-        return analysis.cue_set(d.fields for d in _load_local(root, "train")) \
-            if (root / OFFICIAL_FILES["train"]).is_file() else None
+        return (
+            analysis.cue_set(d.fields for d in _load_local(root, "train"))
+            if (root / OFFICIAL_FILES["train"]).is_file()
+            else None
+        )
     try:
         return analysis.cue_set(d.fields for d in _load_cached(source, "train"))
-    except DataError:                                  # no train split reachable: unknown
+    except DataError:  # no train split reachable: unknown
         return None
 
 
@@ -342,18 +402,22 @@ def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
     if source.startswith("hf:") or (not root.exists() and _HF_PAT.match(source)):
         docs = _load_hf(source[3:] if source.startswith("hf:") else source, split)
         return tuple(_annotate(docs, source, split))
-    raise DataError("CONDAQA data folder not found", path=source,
-                    fix="set NEGBENCH_DATA (folder holding condaqa/data), NEGBENCH_CONDAQA (a "
-                        "folder or hf:lasha-nlp/CONDAQA), or run from the project root next to "
-                        "../shared/data")
+    raise DataError(
+        "CONDAQA data folder not found",
+        path=source,
+        fix="set NEGBENCH_DATA (folder holding condaqa/data), NEGBENCH_CONDAQA (a "
+        "folder or hf:lasha-nlp/CONDAQA), or run from the project root next to "
+        "../shared/data",
+    )
 
 
 def load_split(split: str, source: str | os.PathLike | None = None) -> list[Doc]:
     """The records of one split from a folder (official layout or file names) or a Hugging Face
     id (``hf:owner/name`` or ``owner/name``); ``source`` defaults to :func:`default_source`."""
     if split not in SPLITS:
-        raise TaskError(f"CONDAQA has no split '{split}'", where="split",
-                        fix="one of " + ", ".join(SPLITS))
+        raise TaskError(
+            f"CONDAQA has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS)
+        )
     src = str(source) if source is not None else default_source()
     if Path(src).is_dir():
         src = str(Path(src).resolve())
@@ -381,24 +445,42 @@ def _meta(d: Doc) -> dict[str, Any]:
     length in Treebank tokens, the negation cue and whether it is seen in train / in the split's
     9 released shots; see :mod:`negbench.tasks.condaqa.analysis`)."""
     f = d.fields
-    return {"PassageID": d["PassageID"], "QuestionID": d["QuestionID"],
-            "PassageEditID": d["PassageEditID"], "answer_type": d["answer_type"],
-            "answer": d["answer"], "split": d["split"], "SampleID": d["SampleID"],
-            "question_len": f.get("question_len"), "cue": f.get("original cue"),
-            "cue_seen_train": f.get("cue_seen_train"), "cue_in_shots": f.get("cue_in_shots")}
+    return {
+        "PassageID": d["PassageID"],
+        "QuestionID": d["QuestionID"],
+        "PassageEditID": d["PassageEditID"],
+        "answer_type": d["answer_type"],
+        "answer": d["answer"],
+        "split": d["split"],
+        "SampleID": d["SampleID"],
+        "question_len": f.get("question_len"),
+        "cue": f.get("original cue"),
+        "cue_seen_train": f.get("cue_seen_train"),
+        "cue_in_shots": f.get("cue_in_shots"),
+    }
 
 
 def render_generate(d: Doc) -> Rendered:
-    return Rendered(render_query(d["passage"], d["question"]), [], d["answer"], target=d["answer"],
-                    meta=_meta(d))
+    return Rendered(
+        render_query(d["passage"], d["question"]),
+        [],
+        d["answer"],
+        target=d["answer"],
+        meta=_meta(d),
+    )
 
 
 def render_loglik(d: Doc) -> Rendered:
     """Choices YES / NO / DON'T KNOW; a span-answer record gets ``gold=None`` (excluded from the
     metrics) but still shows its span when used as a shot."""
     gold = LABELS.index(d["answer"]) if d["answer_type"] != "span" else None
-    return Rendered(render_query(d["passage"], d["question"]), list(LABELS), gold,
-                    target=d["answer"], meta=_meta(d))
+    return Rendered(
+        render_query(d["passage"], d["question"]),
+        list(LABELS),
+        gold,
+        target=d["answer"],
+        meta=_meta(d),
+    )
 
 
 #: Figure 6 / App. C.2: "Input: {task_description} {task_examples} {test_instance} Answer: Let's
@@ -417,8 +499,13 @@ def cot_target(answer: str, explanation: str | None) -> str:
 
 
 def render_cot(d: Doc) -> Rendered:
-    return Rendered(render_query(d["passage"], d["question"]) + " " + COT_TRIGGER, [], d["answer"],
-                    target=cot_target(d["answer"], d.fields.get("explanation")), meta=_meta(d))
+    return Rendered(
+        render_query(d["passage"], d["question"]) + " " + COT_TRIGGER,
+        [],
+        d["answer"],
+        target=cot_target(d["answer"], d.fields.get("explanation")),
+        meta=_meta(d),
+    )
 
 
 def is_label_answer(d: Doc) -> bool:
@@ -426,7 +513,9 @@ def is_label_answer(d: Doc) -> bool:
 
 
 GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=cut_answer, normalize=em_normalize)
-COT = Generation(stop=COT_STOP, max_tokens=COT_MAX_TOKENS, extract=cot_answer, normalize=em_normalize)
+COT = Generation(
+    stop=COT_STOP, max_tokens=COT_MAX_TOKENS, extract=cot_answer, normalize=em_normalize
+)
 LOGLIK = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
 
 
@@ -462,8 +551,9 @@ def accuracy(records: Sequence[dict], key: str | None = None, spans: str = "keep
     return mean([float(c) for _, c in _outcomes(records, _key(records, key), spans)])
 
 
-def accuracy_by_edit(records: Sequence[dict], key: str | None = None,
-                     spans: str = "keep") -> dict[str, dict]:
+def accuracy_by_edit(
+    records: Sequence[dict], key: str | None = None, spans: str = "keep"
+) -> dict[str, dict]:
     """Table 10: accuracy per passage type over all scored records."""
     per: dict[int, list[float]] = {e: [] for e in EDITS}
     for m, c in _outcomes(records, _key(records, key), spans):
@@ -471,8 +561,9 @@ def accuracy_by_edit(records: Sequence[dict], key: str | None = None,
     return {EDITS[e]: {"n": len(v), "acc": mean(v)} for e, v in per.items()}
 
 
-def groups(records: Sequence[dict], key: str | None = None,
-           spans: str = "keep") -> tuple[dict[tuple, dict[int, bool]], int]:
+def groups(
+    records: Sequence[dict], key: str | None = None, spans: str = "keep"
+) -> tuple[dict[tuple, dict[int, bool]], int]:
     """Complete consistency groups and the number of incomplete ones.
 
     A group is the records sharing (PassageID, QuestionID); it is complete when it holds exactly one
@@ -494,8 +585,11 @@ def consistency(records: Sequence[dict], key: str | None = None, spans: str = "k
     """Question-level consistency (§4): share of complete groups whose four records are all
     correct."""
     comp, inc = groups(records, key, spans)
-    return {"consistency": mean([float(all(g.values())) for g in comp.values()]),
-            "n_groups": len(comp), "n_groups_incomplete": inc}
+    return {
+        "consistency": mean([float(all(g.values())) for g in comp.values()]),
+        "n_groups": len(comp),
+        "n_groups_incomplete": inc,
+    }
 
 
 def edit_consistency(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
@@ -524,8 +618,9 @@ def _pred_type(r: dict) -> str:
     return "none"
 
 
-def answer_type_breakdown(records: Sequence[dict], key: str | None = None,
-                          spans: str = "keep") -> dict:
+def answer_type_breakdown(
+    records: Sequence[dict], key: str | None = None, spans: str = "keep"
+) -> dict:
     """Figure 8: accuracy per gold answer type (yes / no / dont_know / span; the span accuracy is
     NaN when ``spans="exclude"``), and how often each type is predicted (``none``: no answer)."""
     k = _key(records, key)
@@ -535,21 +630,24 @@ def answer_type_breakdown(records: Sequence[dict], key: str | None = None,
         by[r["meta"]["answer_type"]].append(float(bool(r.get(k))))
         preds[_pred_type(r)] += 1
     n = len(records)
-    gold = {t: {"n": len(v), "share": len(v) / n if n else float("nan"), "acc": mean(v)}
-            for t, v in by.items()}
+    gold = {
+        t: {"n": len(v), "share": len(v) / n if n else float("nan"), "acc": mean(v)}
+        for t, v in by.items()
+    }
     if spans == "exclude":
         gold["span"]["acc"] = float("nan")
     elif spans == "wrong":
         gold["span"]["acc"] = 0.0 if by["span"] else float("nan")
-    return {"gold": gold,
-            "predicted": {t: preds.get(t, 0) for t in ANSWER_TYPES + ("none",)}}
+    return {"gold": gold, "predicted": {t: preds.get(t, 0) for t in ANSWER_TYPES + ("none",)}}
 
 
 def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep") -> dict:
     """The Table 4 columns plus Table 10 as one flat dict (fractions, not percentages)."""
     k = _key(records, key)
-    out: dict[str, Any] = {"accuracy": accuracy(records, k, spans),
-                           "n_scored": len(_outcomes(records, k, spans))}
+    out: dict[str, Any] = {
+        "accuracy": accuracy(records, k, spans),
+        "n_scored": len(_outcomes(records, k, spans)),
+    }
     out.update(consistency(records, k, spans))
     out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
     for name, v in accuracy_by_edit(records, k, spans).items():
@@ -557,9 +655,17 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
     return out
 
 
-HEADLINE = ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
-            "consistency_affirmative", "acc_original", "acc_paraphrase", "acc_scope",
-            "acc_affirmative")
+HEADLINE = (
+    "accuracy",
+    "consistency",
+    "consistency_paraphrase",
+    "consistency_scope",
+    "consistency_affirmative",
+    "acc_original",
+    "acc_paraphrase",
+    "acc_scope",
+    "acc_affirmative",
+)
 
 
 def summarize_splits(per_split: Sequence[dict], metrics: Sequence[str] = HEADLINE) -> dict:
@@ -624,8 +730,13 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     if generation:
         norm = scores(records, "em_normalized", spans)
         out["normalized"] = norm
-        for m in ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
-                  "consistency_affirmative"):
+        for m in (
+            "accuracy",
+            "consistency",
+            "consistency_paraphrase",
+            "consistency_scope",
+            "consistency_affirmative",
+        ):
             out[f"{m}_normalized"] = norm[m]
         if mode == "cot":
             out["n_cot_no_answer"] = sum(1 for r in records if r.get("answer") is None)
@@ -642,7 +753,7 @@ def condaqa_metrics(mode: str, records: list[dict]) -> dict:
     out["by_answer_type"] = answer_type_breakdown(records, key, spans)
     if len({r["meta"].get("split") for r in records} - {None}) >= 2:
         out["by_split"] = by_split(records, key, spans)
-    out["majority"] = majority_baseline(records)        # the floor row, on the same records
+    out["majority"] = majority_baseline(records)  # the floor row, on the same records
     if generation and mode != "cot":
         out.update(lenient_accuracy(records))
     return out
@@ -655,8 +766,9 @@ def accuracy_parts(mode: str, records: list[dict]) -> dict:
     if generation:
         records = rescore_generation(mode, records)
     out: dict = {}
-    for m, c in _outcomes(records, "em_paper" if generation else "acc",
-                          "keep" if generation else "exclude"):
+    for m, c in _outcomes(
+        records, "em_paper" if generation else "acc", "keep" if generation else "exclude"
+    ):
         k = (m["PassageID"], str(m["QuestionID"]))
         s, n = out.get(k, (0.0, 0.0))
         out[k] = (s + float(c), n + 1.0)
@@ -665,8 +777,9 @@ def accuracy_parts(mode: str, records: list[dict]) -> dict:
 
 #: A subset keeps whole contrast groups: one question asked on the original passage and its
 #: paraphrase, scope and affirmative edits (consistency needs all four).
-STRUCTURE = Structure(unit=("PassageID", "QuestionID"), unit_name="contrast group",
-                      units_name="contrast groups")
+STRUCTURE = Structure(
+    unit=("PassageID", "QuestionID"), unit_name="contrast group", units_name="contrast groups"
+)
 #: The paper's strict exact match beside negbench's lenient readings of the same outputs.
 LENIENT = (("accuracy", "accuracy_lenient"), ("accuracy", "accuracy_normalized"))
 
@@ -695,33 +808,54 @@ def majority_baseline(records: Sequence[dict], label: str = PAPER_MAJORITY) -> d
     """Table 4's floor: answer ``label`` to every record (the gold comes from ``meta.answer``);
     the same scores as :func:`scores`.  ``label=majority_label(dev_docs)`` gives the dev majority."""
     pred = em_normalize(label)
-    recs = [{"meta": r["meta"], "correct": float(em_normalize(r["meta"]["answer"]) == pred)}
-            for r in records]
+    recs = [
+        {"meta": r["meta"], "correct": float(em_normalize(r["meta"]["answer"]) == pred)}
+        for r in records
+    ]
     out = scores(recs, "correct", "keep")
     out["label"] = label
     return out
 
 
 # -- averaging the few-shot protocol over the five splits --------------------------------------
-def average_over_splits(results: dict, mode: str = "generate", shots: int = N_SHOTS,
-                        prefix: str = "condaqa-split", metrics: Sequence[str] = HEADLINE) -> dict:
+def average_over_splits(
+    results: dict,
+    mode: str = "generate",
+    shots: int = N_SHOTS,
+    prefix: str = "condaqa-split",
+    metrics: Sequence[str] = HEADLINE,
+) -> dict:
     """Mean / SD over the five ``condaqa-split{i}`` tasks of a runner ``results`` dict (its
     ``units``) for one mode and number of shots.  Several seeds of one split are averaged first."""
     per_split = []
     found = []
     for i in range(1, N_SPLITS + 1):
-        units = [u for u in results.get("units", {}).values()
-                 if u.get("task") == f"{prefix}{i}" and u.get("mode") == mode
-                 and u.get("shots") == shots]
+        units = [
+            u
+            for u in results.get("units", {}).values()
+            if u.get("task") == f"{prefix}{i}" and u.get("mode") == mode and u.get("shots") == shots
+        ]
         if not units:
             continue
         found.append(i)
-        per_split.append({m: mean([float(u["metrics"][m]) for u in units
-                                   if isinstance(u["metrics"].get(m), (int, float))])
-                          for m in metrics})
+        per_split.append(
+            {
+                m: mean(
+                    [
+                        float(u["metrics"][m])
+                        for u in units
+                        if isinstance(u["metrics"].get(m), (int, float))
+                    ]
+                )
+                for m in metrics
+            }
+        )
     if not per_split:
-        raise TaskError(f"no {prefix}1..{N_SPLITS} results for mode '{mode}' with {shots} shots",
-                        where="results", fix=f"run the tasks {prefix}1..{prefix}{N_SPLITS}")
+        raise TaskError(
+            f"no {prefix}1..{N_SPLITS} results for mode '{mode}' with {shots} shots",
+            where="results",
+            fix=f"run the tasks {prefix}1..{prefix}{N_SPLITS}",
+        )
     out = summarize_splits(per_split, metrics)
     out["_splits"] = found
     return out
@@ -735,14 +869,23 @@ PAPER_TABLE4: tuple[tuple[str, str, tuple[float, ...]], ...] = (
     ("heuristic", "Majority (paper)", (47.75, 1.35, 51.50, 16.48, 8.71)),
     ("few-shot", "UnifiedQA-v2-Base 220M (paper)", (52.58, 11.97, 50.11, 24.19, 25.03)),
     ("few-shot", "InstructGPT text-davinci-002 (paper)", (60.88, 20.30, 63.92, 36.40, 33.98)),
-    ("few-shot, cot", "InstructGPT text-davinci-002 + CoT (paper)", (66.28, 27.28, 64.27, 45.08, 44.91)),
+    (
+        "few-shot, cot",
+        "InstructGPT text-davinci-002 + CoT (paper)",
+        (66.28, 27.28, 64.27, 45.08, 44.91),
+    ),
     ("zero-shot", "UnifiedQA-v2-Base 220M (paper)", (55.65, 16.20, 52.47, 29.23, 30.83)),
     ("zero-shot", "Flan-T5-XXL 11B (paper)", (67.53, 31.61, 67.43, 45.45, 47.86)),
     ("zero-shot", "GPT-3 175B (paper)", (43.72, 1.28, 41.33, 10.67, 10.89)),
     ("human", "Human (paper)", (91.94, 81.58, 93.65, 86.49, 88.22)),
 )
-TABLE4_COLUMNS = ("accuracy", "consistency", "consistency_paraphrase", "consistency_scope",
-                  "consistency_affirmative")
+TABLE4_COLUMNS = (
+    "accuracy",
+    "consistency",
+    "consistency_paraphrase",
+    "consistency_scope",
+    "consistency_affirmative",
+)
 
 
 def _is_split_task(unit: dict) -> bool:
@@ -756,50 +899,86 @@ def table4(results: dict) -> str | None:
     plus the majority floor on the same records — beside the legible rows of the paper's
     Table 4.  None when the run has no split tasks."""
     units = results.get("units", {})
-    cells = sorted({(u["mode"], u["shots"]) for u in units.values()
-                    if _is_split_task(u)})
+    cells = sorted({(u["mode"], u["shots"]) for u in units.values() if _is_split_task(u)})
     if not cells:
         return None
-    head = (["setting", "model", "splits", "n"] + ["acc", "acc 95 % CI", "cons", "para", "scope",
-                                                   "affirm"]
-            + ["acc normalised (ours)", "acc lenient (ours)"])
+    head = (
+        ["setting", "model", "splits", "n"]
+        + ["acc", "acc 95 % CI", "cons", "para", "scope", "affirm"]
+        + ["acc normalised (ours)", "acc lenient (ours)"]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     model = str(results.get("model", {}).get("spec", "model"))
     majority_done = False
     for mode, shots in cells:
         avg = average_over_splits(results, mode, shots, metrics=TABLE4_COLUMNS)
-        cell = [u for u in units.values() if _is_split_task(u) and u["mode"] == mode
-                and u["shots"] == shots]
+        cell = [
+            u
+            for u in units.values()
+            if _is_split_task(u) and u["mode"] == mode and u["shots"] == shots
+        ]
         n = sum(u["metrics"].get("n", 0) for u in cell)
-        full = sum(int((u.get("subset") or {}).get("full") or u["metrics"].get("n", 0))
-                   for u in cell)
-        n_text = f"{n} of {full} *" if any((u.get("subset") or {}).get("subset") for u in cell) \
+        full = sum(
+            int((u.get("subset") or {}).get("full") or u["metrics"].get("n", 0)) for u in cell
+        )
+        n_text = (
+            f"{n} of {full} *"
+            if any((u.get("subset") or {}).get("subset") for u in cell)
             else str(n)
+        )
         vals = [_pm(avg[m]) for m in TABLE4_COLUMNS]
         vals.insert(1, _split_ci(cell, avg["accuracy"]))
-        len_avg = average_over_splits(results, mode, shots,
-                                      metrics=("accuracy_normalized", "accuracy_lenient"))
+        len_avg = average_over_splits(
+            results, mode, shots, metrics=("accuracy_normalized", "accuracy_lenient")
+        )
         vals += [_pm(len_avg["accuracy_normalized"]), _pm(len_avg["accuracy_lenient"])]
         setting = f"{'zero' if shots == 0 else f'{shots}'}-shot, {mode}"
-        lines.append("| " + " | ".join([setting, model, str(len(avg["_splits"])), n_text] + vals) + " |")
+        lines.append(
+            "| " + " | ".join([setting, model, str(len(avg["_splits"])), n_text] + vals) + " |"
+        )
         if not majority_done:
-            maj = [u["metrics"]["majority"] for u in units.values()
-                   if _is_split_task(u) and u["mode"] == mode
-                   and u["shots"] == shots and isinstance(u["metrics"].get("majority"), dict)]
+            maj = [
+                u["metrics"]["majority"]
+                for u in units.values()
+                if _is_split_task(u)
+                and u["mode"] == mode
+                and u["shots"] == shots
+                and isinstance(u["metrics"].get("majority"), dict)
+            ]
             if maj:
                 ms = summarize_splits(maj, TABLE4_COLUMNS)
-                lines.append("| " + " | ".join(["heuristic", f"Majority ({PAPER_MAJORITY}), same items",
-                                                str(len(maj)), n_text]
-                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS[:1]] + ["–"]
-                                               + [_pm(ms[m]) for m in TABLE4_COLUMNS[1:]]
-                                               + ["–", "–"]) + " |")
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        [
+                            "heuristic",
+                            f"Majority ({PAPER_MAJORITY}), same items",
+                            str(len(maj)),
+                            n_text,
+                        ]
+                        + [_pm(ms[m]) for m in TABLE4_COLUMNS[:1]]
+                        + ["–"]
+                        + [_pm(ms[m]) for m in TABLE4_COLUMNS[1:]]
+                        + ["–", "–"]
+                    )
+                    + " |"
+                )
                 majority_done = True
     for setting, name, vals in PAPER_TABLE4:
-        lines.append("| " + " | ".join([setting, name, "5", "7240", f"{vals[0]:.2f}", "–"]
-                                       + [f"{v:.2f}" for v in vals[1:]] + ["–", "–"]) + " |")
-    lines.append("\nn: records scored over the splits (* a subset: see each unit's rule); the "
-                 "accuracy's 95 % CI combines the splits' intervals (independent test splits, "
-                 "one seed each).")
+        lines.append(
+            "| "
+            + " | ".join(
+                [setting, name, "5", "7240", f"{vals[0]:.2f}", "–"]
+                + [f"{v:.2f}" for v in vals[1:]]
+                + ["–", "–"]
+            )
+            + " |"
+        )
+    lines.append(
+        "\nn: records scored over the splits (* a subset: see each unit's rule); the "
+        "accuracy's 95 % CI combines the splits' intervals (independent test splits, "
+        "one seed each)."
+    )
     return "\n".join(lines)
 
 
@@ -832,18 +1011,28 @@ def _pm(agg: dict) -> str:
 # -- tasks ---------------------------------------------------------------------------------------
 def _modes() -> dict[str, ModeSpec]:
     return {
-        "generate": ModeSpec(render_generate, GENERATE,
-                             "Figure 5 prompt, greedy generation until newline / ###, answer "
-                             "normalised to YES / NO / DON'T KNOW or a span, exact match",
-                             headline="accuracy"),
-        "cot": ModeSpec(render_cot, COT,
-                        "Figure 6 chain-of-thought: the Figure 5 prompt ending in 'Answer: Let's "
-                        "think step by step.'; the answer after 'So the answer is', exact match",
-                        headline="accuracy"),
-        "loglik": ModeSpec(render_loglik, LOGLIK,
-                                   "log-likelihood of ' YES' / ' NO' / ' DON'T KNOW' after the "
-                                   "Figure 5 prompt; span-answer records excluded",
-                                   include=is_label_answer, headline="accuracy"),
+        "generate": ModeSpec(
+            render_generate,
+            GENERATE,
+            "Figure 5 prompt, greedy generation until newline / ###, answer "
+            "normalised to YES / NO / DON'T KNOW or a span, exact match",
+            headline="accuracy",
+        ),
+        "cot": ModeSpec(
+            render_cot,
+            COT,
+            "Figure 6 chain-of-thought: the Figure 5 prompt ending in 'Answer: Let's "
+            "think step by step.'; the answer after 'So the answer is', exact match",
+            headline="accuracy",
+        ),
+        "loglik": ModeSpec(
+            render_loglik,
+            LOGLIK,
+            "log-likelihood of ' YES' / ' NO' / ' DON'T KNOW' after the "
+            "Figure 5 prompt; span-answer records excluded",
+            include=is_label_answer,
+            headline="accuracy",
+        ),
     }
 
 
@@ -851,24 +1040,50 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
     """``condaqa`` (full test set, zero-shot) and ``condaqa-split1..5`` (test split i with the 9
     shots of train split i), reading from ``source`` (default: :func:`default_source`, resolved
     when the data is first loaded)."""
+
     def loader(split: str) -> list[Doc]:
         return load_split(split, source)
 
-    common = dict(load=loader, modes=_modes(), default_modes=("generate",), description=description,
-                  target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-                  extra_metrics=condaqa_metrics, tables=analysis.tables, language="en", source=SOURCE,
-                  structure=STRUCTURE, headline_parts=accuracy_parts, lenient_metrics=LENIENT,
-                  data=DATA)
-    tasks = [Task(name="condaqa",
-                  summary="CONDAQA test set (7,240), zero-shot, Figure 5 prompt; accuracy and "
-                          "consistency (English reading comprehension about negation)",
-                  test_split="test", fewshot_split="dev", default_shots=(0,), **common)]
+    common = dict(
+        load=loader,
+        modes=_modes(),
+        default_modes=("generate",),
+        description=description,
+        target_delimiter=TARGET_DELIMITER,
+        fewshot_delimiter=FEWSHOT_DELIMITER,
+        extra_metrics=condaqa_metrics,
+        tables=analysis.tables,
+        language="en",
+        source=SOURCE,
+        structure=STRUCTURE,
+        headline_parts=accuracy_parts,
+        lenient_metrics=LENIENT,
+        data=DATA,
+    )
+    tasks = [
+        Task(
+            name="condaqa",
+            summary="CONDAQA test set (7,240), zero-shot, Figure 5 prompt; accuracy and "
+            "consistency (English reading comprehension about negation)",
+            test_split="test",
+            fewshot_split="dev",
+            default_shots=(0,),
+            **common,
+        )
+    ]
     for i in range(1, N_SPLITS + 1):
-        tasks.append(Task(name=f"condaqa-split{i}",
-                          summary=f"CONDAQA test split {i} with the 9 shots of train split {i} "
-                                  "(paper's few-shot protocol; average the five)",
-                          test_split=f"test{i}", fewshot_split=f"shots{i}", default_shots=(0, N_SHOTS),
-                          fewshot_sampler="fixed", **common))
+        tasks.append(
+            Task(
+                name=f"condaqa-split{i}",
+                summary=f"CONDAQA test split {i} with the 9 shots of train split {i} "
+                "(paper's few-shot protocol; average the five)",
+                test_split=f"test{i}",
+                fewshot_split=f"shots{i}",
+                default_shots=(0, N_SHOTS),
+                fewshot_sampler="fixed",
+                **common,
+            )
+        )
     return tasks
 
 

@@ -16,6 +16,7 @@ Shots: :class:`negbench.tasks.common.minimal_pairs.StratifiedShots` on the label
 ``k - k // 2`` from D_neg, pairwise different labels within a part; protocol 0, 4 and 6 shots (6
 is the most with different labels in each part: 3 + 3) × five seeds.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,28 +35,36 @@ import negbench.tasks.common.llm_jp as llm_jp
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
-SOURCE = ("JNLI-Neg v1.1, Yoshida, Kato, Ogawa & Matsubara (NLP 2025); github asahi-y/JNLI-Neg "
-          "(CC BY-SA 4.0)")
+SOURCE = (
+    "JNLI-Neg v1.1, Yoshida, Kato, Ogawa & Matsubara (NLP 2025); github asahi-y/JNLI-Neg "
+    "(CC BY-SA 4.0)"
+)
 VERSION = "v1.1"
 SPLITS = ("train", "valid")
 SPLIT_ALIASES = {"validation": "valid", "dev": "valid"}
 #: The release's README.
 SPLIT_SIZES = {"train": 5494, "valid": 1363}
 PAIR_COUNTS = {"train": 6735, "valid": 1722}
-TYPES = {"original": (False, False), "p_neg": (True, False), "h_neg": (False, True),
-         "p_neg_h_neg": (True, True)}
+TYPES = {
+    "original": (False, False),
+    "p_neg": (True, False),
+    "h_neg": (False, True),
+    "p_neg_h_neg": (True, True),
+}
 #: In the order llm-jp-eval's instruction lists them (also the log-likelihood choice order).
 LABELS = ("entailment", "contradiction", "neutral")
 #: Japanese names a chatty model may answer with (lenient reading, ours).
 JA_LABELS = {"含意": "entailment", "矛盾": "contradiction", "中立": "neutral"}
 
 #: llm-jp-eval ``jaster/jnli.py`` ``output_info.instruction``, verbatim.
-INSTRUCTION = ("前提と仮説の関係をentailment、contradiction、neutralの中から回答してください。"
-               "それ以外には何も含めないことを厳守してください。\n\n"
-               "制約：\n"
-               "- 前提から仮説が、論理的知識や常識的知識を用いて導出可能である場合はentailmentと出力\n"
-               "- 前提と仮説が両立しえない場合はcontradictionと出力\n"
-               "- そのいずれでもない場合はneutralと出力")
+INSTRUCTION = (
+    "前提と仮説の関係をentailment、contradiction、neutralの中から回答してください。"
+    "それ以外には何も含めないことを厳守してください。\n\n"
+    "制約：\n"
+    "- 前提から仮説が、論理的知識や常識的知識を用いて導出可能である場合はentailmentと出力\n"
+    "- 前提と仮説が両立しえない場合はcontradictionと出力\n"
+    "- そのいずれでもない場合はneutralと出力"
+)
 DESCRIPTION = llm_jp.description(INSTRUCTION)
 PROTOCOL_SHOTS = (0, 4, 6)
 PROTOCOL_SEEDS = (0, 1, 2, 3, 4)
@@ -90,14 +99,19 @@ def default_source() -> str:
 def canonical_split(split: str) -> str:
     s = SPLIT_ALIASES.get(split, split)
     if s not in SPLITS:
-        raise TaskError(f"JNLI-Neg has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS))
+        raise TaskError(
+            f"JNLI-Neg has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS)
+        )
     return s
 
 
 def split_file(root: Path, split: str) -> Path | None:
     name = f"jnli-neg-{split}-{VERSION}.jsonl"
-    for p in (root / "data" / f"jnli-neg-{VERSION}" / name, root / f"jnli-neg-{VERSION}" / name,
-              root / name):
+    for p in (
+        root / "data" / f"jnli-neg-{VERSION}" / name,
+        root / f"jnli-neg-{VERSION}" / name,
+        root / name,
+    ):
         if p.is_file():
             return p
     return None
@@ -106,8 +120,13 @@ def split_file(root: Path, split: str) -> Path | None:
 # -- records -----------------------------------------------------------------------------------------
 def _parse_gold(v: Any, path: str, rec: str) -> str:
     if v not in LABELS:
-        raise DataError(f"unknown gold_label {v!r:.40}", path=path, record=rec, field="gold_label",
-                        fix="one of " + ", ".join(LABELS))
+        raise DataError(
+            f"unknown gold_label {v!r:.40}",
+            path=path,
+            record=rec,
+            field="gold_label",
+            fix="one of " + ", ".join(LABELS),
+        )
     return v
 
 
@@ -117,39 +136,63 @@ def _parse_annotators(v: Any, gold: str, path: str, rec: str) -> dict | None:
     if v is None:
         return None
     if not isinstance(v, dict) or set(v) != set(LABELS):
-        raise DataError(f"expected null or an object with keys {', '.join(LABELS)}, got {v!r:.80}",
-                        path=path, record=rec, field="annotator_labels")
+        raise DataError(
+            f"expected null or an object with keys {', '.join(LABELS)}, got {v!r:.80}",
+            path=path,
+            record=rec,
+            field="annotator_labels",
+        )
     for k, x in v.items():
         if not isinstance(x, int) or isinstance(x, bool) or x < 0:
-            raise DataError(f"vote count for {k} is {x!r}, not an integer >= 0", path=path,
-                            record=rec, field="annotator_labels")
+            raise DataError(
+                f"vote count for {k} is {x!r}, not an integer >= 0",
+                path=path,
+                record=rec,
+                field="annotator_labels",
+            )
     top = max(v.values())
     winners = [k for k, x in v.items() if x == top]
     if len(winners) == 1 and winners[0] != gold:
-        raise DataError(f"gold_label {gold!r} is not the annotators' majority ({winners[0]}: {v})",
-                        path=path, record=rec, field="gold_label")
+        raise DataError(
+            f"gold_label {gold!r} is not the annotators' majority ({winners[0]}: {v})",
+            path=path,
+            record=rec,
+            field="gold_label",
+        )
     return {k: v[k] for k in LABELS}
 
 
-SCHEMA = mp.Schema(group_field="jnli_sentence_pair_id", group_type=int,
-                   neg_id_field="neg_id_in_jnli_sentence", types=TYPES, gold_field="gold_label",
-                   parse_gold=_parse_gold, annotator_field="annotator_labels",
-                   parse_annotators=_parse_annotators)
+SCHEMA = mp.Schema(
+    group_field="jnli_sentence_pair_id",
+    group_type=int,
+    neg_id_field="neg_id_in_jnli_sentence",
+    types=TYPES,
+    gold_field="gold_label",
+    parse_gold=_parse_gold,
+    annotator_field="annotator_labels",
+    parse_annotators=_parse_annotators,
+)
 
 
 @lru_cache(maxsize=None)
 def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
     root = Path(source)
     if not root.is_dir():
-        raise DataError("JNLI-Neg data folder not found", path=source,
-                        fix="set NEGBENCH_JNLI_NEG to a folder of the official release (or "
-                            "NEGBENCH_DATA to a folder holding jnli-neg/), or run from the project "
-                            "root next to ../shared/data")
+        raise DataError(
+            "JNLI-Neg data folder not found",
+            path=source,
+            fix="set NEGBENCH_JNLI_NEG to a folder of the official release (or "
+            "NEGBENCH_DATA to a folder holding jnli-neg/), or run from the project "
+            "root next to ../shared/data",
+        )
     p = split_file(root, split)
     if p is None:
-        raise DataError(f"JNLI-Neg {split} file not found", path=str(root),
-                        fix=f"expected data/jnli-neg-{VERSION}/jnli-neg-{split}-{VERSION}.jsonl "
-                            "of the official release")
+        raise DataError(
+            f"JNLI-Neg {split} file not found",
+            path=str(root),
+            fix=f"expected data/jnli-neg-{VERSION}/jnli-neg-{split}-{VERSION}.jsonl "
+            "of the official release",
+        )
     return tuple(Doc(str(f["id"]), f, str(p)) for f, _ in mp.read_instances(p, SCHEMA))
 
 
@@ -170,12 +213,19 @@ def meta(d: Doc) -> dict[str, Any]:
 
 
 def render_generate(d: Doc) -> Rendered:
-    return Rendered(query(d["sentence1"], d["sentence2"]), [], d["gold"], target=d["gold"], meta=meta(d))
+    return Rendered(
+        query(d["sentence1"], d["sentence2"]), [], d["gold"], target=d["gold"], meta=meta(d)
+    )
 
 
 def render_loglik(d: Doc) -> Rendered:
-    return Rendered(query(d["sentence1"], d["sentence2"]), list(LABELS), LABELS.index(d["gold"]),
-                    target=d["gold"], meta=meta(d))
+    return Rendered(
+        query(d["sentence1"], d["sentence2"]),
+        list(LABELS),
+        LABELS.index(d["gold"]),
+        target=d["gold"],
+        meta=meta(d),
+    )
 
 
 def parse_label(text: str | None) -> str | None:
@@ -190,8 +240,9 @@ def parse_label(text: str | None) -> str | None:
     return min(found)[1] if found else None
 
 
-GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=parse_label,
-                      normalize=lambda s: s.strip().lower())
+GENERATE = Generation(
+    stop=STOP, max_tokens=MAX_TOKENS, extract=parse_label, normalize=lambda s: s.strip().lower()
+)
 LOGLIK = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
 
 
@@ -226,8 +277,10 @@ def jnli_neg_metrics(mode: str, records: list[dict]) -> dict:
 
 
 def jnli_neg_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
-    title = (f"JNLI-Neg {mode}: accuracy on negation minimal pairs (JSTS-Neg Tables 3–5 layout; "
-             "Acc, Acc' in %, AccChg in points, negative in bold)")
+    title = (
+        f"JNLI-Neg {mode}: accuracy on negation minimal pairs (JSTS-Neg Tables 3–5 layout; "
+        "Acc, Acc' in %, AccChg in points, negative in bold)"
+    )
     return mp.pairs_table(title, rows, extra=(("unparseable", "unparseable"),))
 
 
@@ -236,26 +289,48 @@ def make_tasks(source: str | os.PathLike | None = None) -> tuple[Task, ...]:
     def loader(split: str) -> list[Doc]:
         return load_split(split, source)
 
-    return (Task(
-        name="jnli-neg",
-        summary="JNLI-Neg v1.1 valid (1,363): Japanese NLI on negation minimal pairs; llm-jp-eval "
-                "JNLI prompt; Acc / Acc' / AccChg on M, M_i, M_u",
-        load=loader,
-        modes={"generate": ModeSpec(render_generate, GENERATE,
-                                    "llm-jp-eval JNLI prompt, greedy generation, first label word "
-                                    "in the output (else unparseable)",
-                                    headline=mp.HEADLINE),
-               "loglik": ModeSpec(render_loglik, LOGLIK,
-                                  "log-likelihood of entailment / contradiction / neutral after "
-                                  "'### 応答:\\n'",
-                                  headline=mp.HEADLINE)},
-        test_split="valid", fewshot_split="train", default_modes=("loglik", "generate"),
-        default_shots=(0,), default_seeds=(PROTOCOL_SEEDS[0],), protocol_shots=PROTOCOL_SHOTS,
-        protocol_seeds=PROTOCOL_SEEDS, fewshot_sampler=mp.StratifiedShots(), description=description,
-        target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=jnli_neg_metrics, tables=jnli_neg_tables, language="ja", source=SOURCE,
-        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, headline_proportion=False,
-        data=DATA),)
+    return (
+        Task(
+            name="jnli-neg",
+            summary="JNLI-Neg v1.1 valid (1,363): Japanese NLI on negation minimal pairs; llm-jp-eval "
+            "JNLI prompt; Acc / Acc' / AccChg on M, M_i, M_u",
+            load=loader,
+            modes={
+                "generate": ModeSpec(
+                    render_generate,
+                    GENERATE,
+                    "llm-jp-eval JNLI prompt, greedy generation, first label word "
+                    "in the output (else unparseable)",
+                    headline=mp.HEADLINE,
+                ),
+                "loglik": ModeSpec(
+                    render_loglik,
+                    LOGLIK,
+                    "log-likelihood of entailment / contradiction / neutral after '### 応答:\\n'",
+                    headline=mp.HEADLINE,
+                ),
+            },
+            test_split="valid",
+            fewshot_split="train",
+            default_modes=("loglik", "generate"),
+            default_shots=(0,),
+            default_seeds=(PROTOCOL_SEEDS[0],),
+            protocol_shots=PROTOCOL_SHOTS,
+            protocol_seeds=PROTOCOL_SEEDS,
+            fewshot_sampler=mp.StratifiedShots(),
+            description=description,
+            target_delimiter=TARGET_DELIMITER,
+            fewshot_delimiter=FEWSHOT_DELIMITER,
+            extra_metrics=jnli_neg_metrics,
+            tables=jnli_neg_tables,
+            language="ja",
+            source=SOURCE,
+            structure=mp.STRUCTURE,
+            headline_parts=mp.acc_chg_parts,
+            headline_proportion=False,
+            data=DATA,
+        ),
+    )
 
 
 TASKS: tuple[Task, ...] = make_tasks()

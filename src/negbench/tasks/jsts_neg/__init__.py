@@ -3,6 +3,7 @@
 build jsts-neg``: cue insertion, the LLM judge, pairing, annotation), ``inhouse/`` (our
 single-annotator set), ``README.md``, ``BUILD.md``.  Its report tables are the minimal-pair
 AccChg tables of :mod:`negbench.tasks.common.minimal_pair_tables`."""
+
 from __future__ import annotations
 
 ORDER = 50
@@ -12,6 +13,7 @@ BENCHMARK = "jsts-neg"
 def register(r) -> None:
     from negbench.tasks.jsts_neg.tasks import TASKS
     from negbench.tasks.registry import Builder
+
     r.tasks(TASKS)
     r.add("paper_tables", BENCHMARK, "negbench.tasks.common.minimal_pair_tables:accchg_tables")
     r.add("builder", "jsts-neg", Builder(_add_build_parser, _run_build))
@@ -19,9 +21,11 @@ def register(r) -> None:
 
 def _add_build_parser(sub) -> None:
     from negbench.tasks.jsts_neg.build_cli import add_parser
+
     add_parser(sub)
 
 
 def _run_build(args) -> int:
     from negbench.tasks.jsts_neg.build_cli import run
+
     return run(args)

@@ -14,6 +14,7 @@ holding the settings it was made with; a rerun with the same settings reuses it)
 Ids are stable: groups sorted by JSTS ``sentence_pair_id`` (numerically), inside a group the
 original, then D1, D2, D12 in candidate order, exactly as JNLI-Neg numbers its release.
 """
+
 from __future__ import annotations
 
 import csv
@@ -43,9 +44,11 @@ TYPES = ("original", "s1_neg", "s2_neg", "both_neg")
 RULES_VERSION = 1
 INHOUSE_DIR = Path(__file__).resolve().parent / "inhouse"
 INHOUSE_ANNOTATOR = "negbench-dev-1"
-INHOUSE_NOTE = ("In-house JSTS-Neg-style data built by negbench from JGLUE JSTS v1.3 with a single "
-                "annotator (negbench-dev-1). NOT the official JSTS-Neg release (Yuasa et al.), "
-                "whose gold scores are medians of three annotators.")
+INHOUSE_NOTE = (
+    "In-house JSTS-Neg-style data built by negbench from JGLUE JSTS v1.3 with a single "
+    "annotator (negbench-dev-1). NOT the official JSTS-Neg release (Yuasa et al.), "
+    "whose gold scores are medians of three annotators."
+)
 
 
 # -- JSTS input ----------------------------------------------------------------------------------
@@ -71,16 +74,22 @@ def jsts_file(jsts_dir: str | Path, split: str) -> Path:
     """The JSTS v1.3 file of ``split`` inside a JGLUE checkout, its ``datasets`` folder, or a
     folder holding the files themselves."""
     if split not in SPLITS:
-        raise DataError(f"unknown JSTS split '{split}'", path=str(jsts_dir),
-                        fix=f"use one of {', '.join(SPLITS)}")
+        raise DataError(
+            f"unknown JSTS split '{split}'",
+            path=str(jsts_dir),
+            fix=f"use one of {', '.join(SPLITS)}",
+        )
     d = Path(jsts_dir)
     for sub in (".", "jsts-v1.3", "datasets/jsts-v1.3"):
         p = d / sub / f"{split}-v1.3.json"
         if p.is_file():
             return p
-    raise DataError(f"JSTS {split} file not found", path=str(d / f"{split}-v1.3.json"),
-                    fix="pass --jsts pointing at JGLUE's datasets/jsts-v1.3 (or set NEGBENCH_DATA "
-                        "to the folder holding jsts/)")
+    raise DataError(
+        f"JSTS {split} file not found",
+        path=str(d / f"{split}-v1.3.json"),
+        fix="pass --jsts pointing at JGLUE's datasets/jsts-v1.3 (or set NEGBENCH_DATA "
+        "to the folder holding jsts/)",
+    )
 
 
 def load_jsts(jsts_dir: str | Path, split: str) -> list[JstsPair]:
@@ -90,24 +99,43 @@ def load_jsts(jsts_dir: str | Path, split: str) -> list[JstsPair]:
     for n, r in iter_jsonl(path):
         for k in ("sentence_pair_id", "sentence1", "sentence2", "label"):
             if k not in r:
-                raise DataError(f"missing field '{k}'", path=str(path), record=f"line {n}", field=k,
-                                fix="JSTS records have sentence_pair_id, sentence1, sentence2, label")
+                raise DataError(
+                    f"missing field '{k}'",
+                    path=str(path),
+                    record=f"line {n}",
+                    field=k,
+                    fix="JSTS records have sentence_pair_id, sentence1, sentence2, label",
+                )
         for k in ("sentence1", "sentence2"):
             if not isinstance(r[k], str) or not r[k].strip():
-                raise DataError("empty or non-string sentence", path=str(path), record=f"line {n}", field=k)
+                raise DataError(
+                    "empty or non-string sentence", path=str(path), record=f"line {n}", field=k
+                )
         sid = str(r["sentence_pair_id"])
         if not sid.isdigit():
-            raise DataError(f"sentence_pair_id {sid!r} is not a non-negative integer",
-                            path=str(path), record=f"line {n}", field="sentence_pair_id")
+            raise DataError(
+                f"sentence_pair_id {sid!r} is not a non-negative integer",
+                path=str(path),
+                record=f"line {n}",
+                field="sentence_pair_id",
+            )
         if sid in seen:
-            raise DataError(f"duplicate sentence_pair_id {sid}", path=str(path), record=f"line {n}",
-                            field="sentence_pair_id")
+            raise DataError(
+                f"duplicate sentence_pair_id {sid}",
+                path=str(path),
+                record=f"line {n}",
+                field="sentence_pair_id",
+            )
         seen.add(sid)
         try:
             label = float(r["label"])
         except (TypeError, ValueError):
-            raise DataError(f"label {r['label']!r} is not a number", path=str(path), record=f"line {n}",
-                            field="label") from None
+            raise DataError(
+                f"label {r['label']!r} is not a number",
+                path=str(path),
+                record=f"line {n}",
+                field="label",
+            ) from None
         out.append(JstsPair(sid, r["sentence1"], r["sentence2"], label))
     out.sort(key=lambda p: int(p.sentence_pair_id))
     return out
@@ -122,9 +150,20 @@ def text_sha1(text: str) -> str:
 # -- stage 1: candidates -------------------------------------------------------------------------
 def sentence_record(text: str) -> dict:
     cands = ja.candidates(text)
-    return {"sentence": text, "cues": ja.negation_cues(text),
-            "candidates": [{"neg_id": c.neg_id, "sentence": c.sentence, "target_pos": c.target_pos,
-                            "neg_position": c.neg_position, "rule": c.rule} for c in cands]}
+    return {
+        "sentence": text,
+        "cues": ja.negation_cues(text),
+        "candidates": [
+            {
+                "neg_id": c.neg_id,
+                "sentence": c.sentence,
+                "target_pos": c.target_pos,
+                "neg_position": c.neg_position,
+                "rule": c.rule,
+            }
+            for c in cands
+        ],
+    }
 
 
 def candidate_records(pairs: Iterable[JstsPair]) -> list[dict]:
@@ -137,9 +176,16 @@ def candidate_records(pairs: Iterable[JstsPair]) -> list[dict]:
             reason = "has_negation"
         elif not s1["candidates"] or not s2["candidates"]:
             reason = "no_candidate"
-        out.append({"jsts_sentence_pair_id": p.sentence_pair_id, "label": p.label,
-                    "eligible": reason is None, "reason": reason,
-                    "sentence1": s1, "sentence2": s2})
+        out.append(
+            {
+                "jsts_sentence_pair_id": p.sentence_pair_id,
+                "label": p.label,
+                "eligible": reason is None,
+                "reason": reason,
+                "sentence1": s1,
+                "sentence2": s2,
+            }
+        )
     return out
 
 
@@ -160,6 +206,7 @@ def judge_fn(judge) -> JudgeFn:
     def run(items: list[tuple[str, str]]) -> list[tuple[str | None, str]]:
         res = judge.judge([JudgeItem(o, c) for o, c in items])
         return [(r.verdict, r.answer) for r in res]
+
     return run
 
 
@@ -174,8 +221,9 @@ def sampling_order(records: Sequence[dict], seed: int) -> list[int]:
     return order
 
 
-def select(records: Sequence[dict], judge: JudgeFn, *, target: int | None, seed: int,
-           window: int = 64) -> tuple[list[dict], list[dict]]:
+def select(
+    records: Sequence[dict], judge: JudgeFn, *, target: int | None, seed: int, window: int = 64
+) -> tuple[list[dict], list[dict]]:
     """Walk the pairs in random order from the top, judging the candidates of eligible pairs,
     until more than ``target`` new instances exist (all pairs when ``target`` is None).
 
@@ -189,7 +237,7 @@ def select(records: Sequence[dict], judge: JudgeFn, *, target: int | None, seed:
     total = 0
     pos = 0
     while pos < len(order) and (target is None or total <= target):
-        chunk = [json.loads(json.dumps(records[i])) for i in order[pos:pos + window]]
+        chunk = [json.loads(json.dumps(records[i])) for i in order[pos : pos + window]]
         items, where = [], []
         for g in chunk:
             for side in ("sentence1", "sentence2"):
@@ -199,13 +247,22 @@ def select(records: Sequence[dict], judge: JudgeFn, *, target: int | None, seed:
                     where.append((g, side, c))
         for (g, side, c), (verdict, answer) in zip(where, judge(items)):
             c["verdict"], c["answer"] = verdict, answer
-            judged.append({"jsts_sentence_pair_id": g["jsts_sentence_pair_id"],
-                           "sentence": 1 if side == "sentence1" else 2, "neg_id": c["neg_id"],
-                           "verdict": verdict, "answer": answer})
+            judged.append(
+                {
+                    "jsts_sentence_pair_id": g["jsts_sentence_pair_id"],
+                    "sentence": 1 if side == "sentence1" else 2,
+                    "neg_id": c["neg_id"],
+                    "verdict": verdict,
+                    "answer": answer,
+                }
+            )
         for rank, g in enumerate(chunk, pos):
             if target is not None and total > target:
                 break
-            a, b = len(accepted(g["sentence1"]["candidates"])), len(accepted(g["sentence2"]["candidates"]))
+            a, b = (
+                len(accepted(g["sentence1"]["candidates"])),
+                len(accepted(g["sentence2"]["candidates"])),
+            )
             if a and b:
                 g["order"] = rank
                 selected.append(g)
@@ -219,9 +276,14 @@ def select(records: Sequence[dict], judge: JudgeFn, *, target: int | None, seed:
 def _side(text: str, cand: dict | None) -> dict:
     if cand is None:
         return {"sentence": text, "neg": None}
-    return {"sentence": cand["sentence"],
-            "neg": {"neg_id_in_jsts_sentence": cand["neg_id"], "neg_position": cand["neg_position"],
-                    "target_pos": cand["target_pos"]}}
+    return {
+        "sentence": cand["sentence"],
+        "neg": {
+            "neg_id_in_jsts_sentence": cand["neg_id"],
+            "neg_position": cand["neg_position"],
+            "target_pos": cand["target_pos"],
+        },
+    }
 
 
 def group_instances(group: dict) -> list[dict]:
@@ -233,9 +295,15 @@ def group_instances(group: dict) -> list[dict]:
     rows += [("s1_neg", a, None) for a in c1]
     rows += [("s2_neg", None, b) for b in c2]
     rows += [("both_neg", a, b) for a in c1 for b in c2]
-    return [{"jsts_sentence_pair_id": sid, "type": t,
-             "sentence1": _side(s1["sentence"], a), "sentence2": _side(s2["sentence"], b)}
-            for t, a, b in rows]
+    return [
+        {
+            "jsts_sentence_pair_id": sid,
+            "type": t,
+            "sentence1": _side(s1["sentence"], a),
+            "sentence2": _side(s2["sentence"], b),
+        }
+        for t, a, b in rows
+    ]
 
 
 def number(groups: Iterable[list[dict]]) -> list[dict]:
@@ -243,18 +311,28 @@ def number(groups: Iterable[list[dict]]) -> list[dict]:
     out, i = [], 0
     for g in groups:
         for k, inst in enumerate(g):
-            out.append({"id": i, "jsts_sentence_pair_id": inst["jsts_sentence_pair_id"],
-                        "pair_id_in_group": k, "type": inst["type"],
-                        "sentence1": inst["sentence1"], "sentence2": inst["sentence2"],
-                        "gold_score": inst.get("gold_score"),
-                        "annotator_scores": inst.get("annotator_scores")})
+            out.append(
+                {
+                    "id": i,
+                    "jsts_sentence_pair_id": inst["jsts_sentence_pair_id"],
+                    "pair_id_in_group": k,
+                    "type": inst["type"],
+                    "sentence1": inst["sentence1"],
+                    "sentence2": inst["sentence2"],
+                    "gold_score": inst.get("gold_score"),
+                    "annotator_scores": inst.get("annotator_scores"),
+                }
+            )
             i += 1
     return out
 
 
 def neg_key(inst: dict) -> tuple[int | None, int | None]:
     n1, n2 = inst["sentence1"]["neg"], inst["sentence2"]["neg"]
-    return (n1["neg_id_in_jsts_sentence"] if n1 else None, n2["neg_id_in_jsts_sentence"] if n2 else None)
+    return (
+        n1["neg_id_in_jsts_sentence"] if n1 else None,
+        n2["neg_id_in_jsts_sentence"] if n2 else None,
+    )
 
 
 def minimal_pairs(instances: Sequence[dict]) -> list[tuple[dict, dict, str]]:
@@ -281,26 +359,43 @@ def minimal_pairs(instances: Sequence[dict]) -> list[tuple[dict, dict, str]]:
 
 
 # -- annotation export / import ------------------------------------------------------------------
-EXPORT_FIELDS = ("id", "jsts_sentence_pair_id", "pair_id_in_group", "type", "sentence1",
-                 "sentence2", "score")
+EXPORT_FIELDS = (
+    "id",
+    "jsts_sentence_pair_id",
+    "pair_id_in_group",
+    "type",
+    "sentence1",
+    "sentence2",
+    "score",
+)
 
 
 def export_annotation(instances: Sequence[dict], path: str | Path) -> None:
     """A sheet an annotator fills: one row per instance, ``score`` empty (0–5 to be written).
     ``.csv`` gives CSV (UTF-8 with BOM, opens in spreadsheets); anything else JSON lines."""
-    rows = [{"id": i["id"], "jsts_sentence_pair_id": i["jsts_sentence_pair_id"],
-             "pair_id_in_group": i["pair_id_in_group"], "type": i["type"],
-             "sentence1": i["sentence1"]["sentence"], "sentence2": i["sentence2"]["sentence"],
-             "score": None} for i in instances]
+    rows = [
+        {
+            "id": i["id"],
+            "jsts_sentence_pair_id": i["jsts_sentence_pair_id"],
+            "pair_id_in_group": i["pair_id_in_group"],
+            "type": i["type"],
+            "sentence1": i["sentence1"]["sentence"],
+            "sentence2": i["sentence2"]["sentence"],
+            "score": None,
+        }
+        for i in instances
+    ]
     path = Path(path)
     if path.suffix.lower() == ".csv":
         import io
+
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=list(EXPORT_FIELDS), lineterminator="\n")
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
         from negbench.evaluation.store import atomic_write_text
+
         atomic_write_text(path, "\ufeff" + buf.getvalue())
     else:
         write_jsonl(path, rows)
@@ -335,39 +430,62 @@ def read_scores(path: str | Path, instances: Sequence[dict]) -> dict[int, int]:
         try:
             iid = int(r.get("id"))
         except (TypeError, ValueError):
-            raise DataError(f"id {r.get('id')!r} is not an integer", path=str(path), record=n,
-                            field="id") from None
+            raise DataError(
+                f"id {r.get('id')!r} is not an integer", path=str(path), record=n, field="id"
+            ) from None
         if iid not in known:
-            raise DataError(f"id {iid} is not an instance of this build", path=str(path),
-                            record=n, field="id", fix="annotate the sheet exported from this build")
+            raise DataError(
+                f"id {iid} is not an instance of this build",
+                path=str(path),
+                record=n,
+                field="id",
+                fix="annotate the sheet exported from this build",
+            )
         inst = known[iid]
         for k in ("jsts_sentence_pair_id", "pair_id_in_group", "type"):
             if r.get(k) not in (None, "") and str(r[k]) != str(inst[k]):
-                raise DataError(f"{k} {r[k]!r} does not match instance {iid} ({inst[k]!r})",
-                                path=str(path), record=n, field=k,
-                                fix="the sheet was exported from a different build; re-export")
+                raise DataError(
+                    f"{k} {r[k]!r} does not match instance {iid} ({inst[k]!r})",
+                    path=str(path),
+                    record=n,
+                    field=k,
+                    fix="the sheet was exported from a different build; re-export",
+                )
         raw = r.get("score")
         s = _score(raw)
         if s is None:
-            raise DataError(f"score {raw!r} is not an integer 0–5", path=str(path), record=n,
-                            field="score", fix="write one of 0, 1, 2, 3, 4, 5")
+            raise DataError(
+                f"score {raw!r} is not an integer 0–5",
+                path=str(path),
+                record=n,
+                field="score",
+                fix="write one of 0, 1, 2, 3, 4, 5",
+            )
         if iid in scores:
             raise DataError(f"instance {iid} is scored twice", path=str(path), record=n, field="id")
         scores[iid] = s
     missing = sorted(set(known) - set(scores))
     if missing:
-        raise DataError(f"{len(missing)} instance(s) have no score (first: id {missing[0]})",
-                        path=str(path), field="score", fix="score every row of the sheet")
+        raise DataError(
+            f"{len(missing)} instance(s) have no score (first: id {missing[0]})",
+            path=str(path),
+            field="score",
+            fix="score every row of the sheet",
+        )
     return scores
 
 
-def apply_annotations(instances: Sequence[dict], paths: Sequence[str | Path]) -> tuple[list[dict], dict]:
+def apply_annotations(
+    instances: Sequence[dict], paths: Sequence[str | Path]
+) -> tuple[list[dict], dict]:
     """Gold = median of the annotators' scores; Fleiss' kappa over six score categories on all
     instances (originals included, as §3.3)."""
     if len(paths) != 3:
-        raise DataError(f"expected three annotation files, got {len(paths)}",
-                        path=", ".join(map(str, paths)) or "--import-annotations",
-                        fix="pass the three annotators' sheets")
+        raise DataError(
+            f"expected three annotation files, got {len(paths)}",
+            path=", ".join(map(str, paths)) or "--import-annotations",
+            fix="pass the three annotators' sheets",
+        )
     sheets = [read_scores(p, instances) for p in paths]
     out = []
     for inst in instances:
@@ -377,7 +495,7 @@ def apply_annotations(instances: Sequence[dict], paths: Sequence[str | Path]) ->
     try:
         fk = fleiss_kappa(counts)
         kappa = {"fleiss_kappa": fk.kappa, "p_bar": fk.p_bar, "p_e": fk.p_e}
-    except ValueError as exc:                    # e.g. every rating in one category
+    except ValueError as exc:  # e.g. every rating in one category
         kappa = {"fleiss_kappa": None, "kappa_note": str(exc)}
     stats = {**kappa, "n_instances": len(out), "annotators": [str(p) for p in paths]}
     return out, stats
@@ -391,13 +509,20 @@ def summary(instances: Sequence[dict]) -> dict:
         sel = [i for i in instances if (i["type"] == "original") == (t == "original")]
         by_score[t] = {str(s): sum(1 for i in sel if i["gold_score"] == s) for s in SCORES}
     mp = minimal_pairs(instances)
-    scored = [(c, t) for c, t, _ in mp if c["gold_score"] is not None and t["gold_score"] is not None]
-    return {"groups": len({i["jsts_sentence_pair_id"] for i in instances}), "instances": len(instances),
-            "by_type": by_type, "by_gold_score": by_score, "minimal_pairs": len(mp),
-            "M_single": sum(1 for *_, k in mp if k == "single"),
-            "M_both": sum(1 for *_, k in mp if k == "both"),
-            "M_i": sum(1 for c, t in scored if c["gold_score"] != t["gold_score"]),
-            "M_u": sum(1 for c, t in scored if c["gold_score"] == t["gold_score"])}
+    scored = [
+        (c, t) for c, t, _ in mp if c["gold_score"] is not None and t["gold_score"] is not None
+    ]
+    return {
+        "groups": len({i["jsts_sentence_pair_id"] for i in instances}),
+        "instances": len(instances),
+        "by_type": by_type,
+        "by_gold_score": by_score,
+        "minimal_pairs": len(mp),
+        "M_single": sum(1 for *_, k in mp if k == "single"),
+        "M_both": sum(1 for *_, k in mp if k == "both"),
+        "M_i": sum(1 for c, t in scored if c["gold_score"] != t["gold_score"]),
+        "M_u": sum(1 for c, t in scored if c["gold_score"] == t["gold_score"]),
+    }
 
 
 # -- the staged, resumable build -----------------------------------------------------------------
@@ -406,12 +531,12 @@ class BuildConfig:
     jsts_dir: str
     split: str
     out: str
-    judge_model: str | None = None           # None: keep every candidate
+    judge_model: str | None = None  # None: keep every candidate
     judge_dtype: str = "auto"
     judge_device: str = "auto"
     cache: str | None = None
-    limit: int | None = None                 # only the first N JSTS pairs (by id)
-    target: int | None = None                # default: the paper's count for the split
+    limit: int | None = None  # only the first N JSTS pairs (by id)
+    target: int | None = None  # default: the paper's count for the split
     seed: int = DEFAULT_SEED
 
 
@@ -419,8 +544,13 @@ def _config_hash(d: dict) -> str:
     return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _stage(workdir: Path, name: str, settings: dict, make: Callable[[], list[dict]],
-           log: Callable[[str], None]) -> tuple[list[dict], bool]:
+def _stage(
+    workdir: Path,
+    name: str,
+    settings: dict,
+    make: Callable[[], list[dict]],
+    log: Callable[[str], None],
+) -> tuple[list[dict], bool]:
     """Reuse ``name.jsonl`` when its meta records the same settings, else make and write it
     (data file first, meta last: a crash in between only causes a rebuild)."""
     data, meta = workdir / f"{name}.jsonl", workdir / f"{name}.meta.json"
@@ -438,21 +568,38 @@ def _stage(workdir: Path, name: str, settings: dict, make: Callable[[], list[dic
     return rows, False
 
 
-def build(cfg: BuildConfig, *, judge: JudgeFn | None = None,
-          log: Callable[[str], None] = lambda s: None) -> dict:
+def build(
+    cfg: BuildConfig, *, judge: JudgeFn | None = None, log: Callable[[str], None] = lambda s: None
+) -> dict:
     """Run (or resume) the stages of one split; returns paths and counts.
 
     ``judge`` overrides loading ``cfg.judge_model`` (tests pass a function).
     """
     src = jsts_file(cfg.jsts_dir, cfg.split)
     work = Path(cfg.out) / "work" / cfg.split
-    s1 = {"jsts": file_sha256(src), "split": cfg.split, "limit": cfg.limit, "rules": RULES_VERSION,
-          "dictionary": ja.dictionary_version()}
-    cands, _ = _stage(work, "candidates", s1,
-                      lambda: candidate_records(load_jsts(cfg.jsts_dir, cfg.split)[:cfg.limit]), log)
+    s1 = {
+        "jsts": file_sha256(src),
+        "split": cfg.split,
+        "limit": cfg.limit,
+        "rules": RULES_VERSION,
+        "dictionary": ja.dictionary_version(),
+    }
+    cands, _ = _stage(
+        work,
+        "candidates",
+        s1,
+        lambda: candidate_records(load_jsts(cfg.jsts_dir, cfg.split)[: cfg.limit]),
+        log,
+    )
     target = cfg.target if cfg.target is not None else PAPER_TARGETS[cfg.split]
-    s2 = {**s1, "judge": cfg.judge_model, "dtype": cfg.judge_dtype, "seed": cfg.seed,
-          "target": target, "custom_judge": judge is not None and cfg.judge_model is None}
+    s2 = {
+        **s1,
+        "judge": cfg.judge_model,
+        "dtype": cfg.judge_dtype,
+        "seed": cfg.seed,
+        "target": target,
+        "custom_judge": judge is not None and cfg.judge_model is None,
+    }
     judged_box: list[list[dict]] = []
 
     def make_selected() -> list[dict]:
@@ -460,9 +607,16 @@ def build(cfg: BuildConfig, *, judge: JudgeFn | None = None,
         if fn is None:
             if cfg.judge_model:
                 from negbench.tasks.jsts_neg.judge import load_judge
+
                 log(f"loading judge {cfg.judge_model} …")
-                fn = judge_fn(load_judge(cfg.judge_model, dtype=cfg.judge_dtype,
-                                         device=cfg.judge_device, cache_path=cfg.cache))
+                fn = judge_fn(
+                    load_judge(
+                        cfg.judge_model,
+                        dtype=cfg.judge_dtype,
+                        device=cfg.judge_device,
+                        cache_path=cfg.cache,
+                    )
+                )
             else:
                 fn = no_judge
         sel, judged = select(cands, fn, target=target, seed=cfg.seed)
@@ -476,10 +630,17 @@ def build(cfg: BuildConfig, *, judge: JudgeFn | None = None,
     pairs_path = Path(cfg.out) / f"pairs-{cfg.split}.jsonl"
     write_jsonl(pairs_path, instances)
     eligible = sum(1 for c in cands if c["eligible"])
-    return {"split": cfg.split, "jsts_pairs": len(cands), "eligible": eligible,
-            "selected_groups": len(selected), "instances": len(instances),
-            "summary": summary(instances), "pairs": str(pairs_path), "reused": reused,
-            "verdicts": verdict_counts(work / "judged.jsonl")}
+    return {
+        "split": cfg.split,
+        "jsts_pairs": len(cands),
+        "eligible": eligible,
+        "selected_groups": len(selected),
+        "instances": len(instances),
+        "summary": summary(instances),
+        "pairs": str(pairs_path),
+        "reused": reused,
+        "verdicts": verdict_counts(work / "judged.jsonl"),
+    }
 
 
 def verdict_counts(path: Path) -> dict[str, int]:
@@ -498,8 +659,11 @@ def finish(out: str | Path, split: str, annotation_files: Sequence[str | Path]) 
     ``jsts-neg-<split>.jsonl`` (gold = median) and ``stats-<split>.json`` (kappa, counts)."""
     pairs_path = Path(out) / f"pairs-{split}.jsonl"
     if not pairs_path.is_file():
-        raise DataError("no built pairs to annotate", path=str(pairs_path),
-                        fix="run 'negbench build jsts-neg' for this split and --out first")
+        raise DataError(
+            "no built pairs to annotate",
+            path=str(pairs_path),
+            fix="run 'negbench build jsts-neg' for this split and --out first",
+        )
     instances, stats = apply_annotations(read_jsonl(pairs_path), annotation_files)
     final = Path(out) / f"jsts-neg-{split}.jsonl"
     write_jsonl(final, instances)
@@ -511,13 +675,17 @@ def finish(out: str | Path, split: str, annotation_files: Sequence[str | Path]) 
 # -- the in-house set ----------------------------------------------------------------------------
 def _inhouse_rows(path: Path) -> list[tuple[int, dict]]:
     if not path.is_file():
-        raise DataError("in-house annotation file not found", path=str(path),
-                        fix="reinstall negbench (the file ships with the package)")
+        raise DataError(
+            "in-house annotation file not found",
+            path=str(path),
+            fix="reinstall negbench (the file ships with the package)",
+        )
     return _read_sheet(path)
 
 
-def build_inhouse(jsts_dir: str | Path | None = None,
-                  annotations: str | Path | None = None) -> dict[str, list[dict]]:
+def build_inhouse(
+    jsts_dir: str | Path | None = None, annotations: str | Path | None = None
+) -> dict[str, list[dict]]:
     """The in-house JSTS-Neg-style set (split → instances in the release schema).
 
     Rebuilt from JGLUE JSTS and our annotation file, which holds ids, well-formedness judgements
@@ -539,21 +707,35 @@ def build_inhouse(jsts_dir: str | Path | None = None,
         if kind == "wellformed":
             side = r.get("sentence")
             if side not in (1, 2):
-                raise DataError("sentence must be 1 or 2", path=str(path), record=n, field="sentence")
-            wf.setdefault((split, sid, side), {})[int(r["neg_id"])] = (bool(r["well_formed"]),
-                                                                      r.get("sha1", ""), n)
+                raise DataError(
+                    "sentence must be 1 or 2", path=str(path), record=n, field="sentence"
+                )
+            wf.setdefault((split, sid, side), {})[int(r["neg_id"])] = (
+                bool(r["well_formed"]),
+                r.get("sha1", ""),
+                n,
+            )
         elif kind == "score":
             s = _score(r.get("score"))
             if s is None:
-                raise DataError(f"score {r.get('score')!r} is not an integer 0–5", path=str(path),
-                                record=n, field="score")
+                raise DataError(
+                    f"score {r.get('score')!r} is not an integer 0–5",
+                    path=str(path),
+                    record=n,
+                    field="score",
+                )
             key = (split, sid, r.get("s1_neg_id"), r.get("s2_neg_id"))
             if key in scores:
                 raise DataError("instance scored twice", path=str(path), record=n)
             scores[key] = (s, n)
         else:
-            raise DataError(f"unknown record kind {kind!r}", path=str(path), record=n, field="kind",
-                            fix="kinds are meta, wellformed, score")
+            raise DataError(
+                f"unknown record kind {kind!r}",
+                path=str(path),
+                record=n,
+                field="kind",
+                fix="kinds are meta, wellformed, score",
+            )
     out: dict[str, list[dict]] = {}
     used: set = set()
     for split in sorted({k[0] for k in scores}, key=SPLITS.index):
@@ -561,8 +743,11 @@ def build_inhouse(jsts_dir: str | Path | None = None,
         groups = []
         for sid in sorted({k[1] for k in scores if k[0] == split}, key=int):
             if sid not in jsts:
-                raise DataError(f"JSTS {split} has no sentence_pair_id {sid}", path=str(path),
-                                field="jsts_sentence_pair_id")
+                raise DataError(
+                    f"JSTS {split} has no sentence_pair_id {sid}",
+                    path=str(path),
+                    field="jsts_sentence_pair_id",
+                )
             p = jsts[sid]
             group = {"jsts_sentence_pair_id": sid}
             for side, text, k in (("sentence1", p.sentence1, 1), ("sentence2", p.sentence2, 2)):
@@ -570,38 +755,55 @@ def build_inhouse(jsts_dir: str | Path | None = None,
                 judged = wf.get((split, sid, k), {})
                 for c in rec["candidates"]:
                     if c["neg_id"] not in judged:
-                        raise DataError(f"{split} pair {sid} sentence {k}: candidate {c['neg_id']} "
-                                        "has no well-formedness judgement", path=str(path))
+                        raise DataError(
+                            f"{split} pair {sid} sentence {k}: candidate {c['neg_id']} "
+                            "has no well-formedness judgement",
+                            path=str(path),
+                        )
                     ok, digest, n = judged[c["neg_id"]]
                     if digest and digest != text_sha1(c["sentence"]):
-                        raise DataError(f"{split} pair {sid} sentence {k}: candidate {c['neg_id']} "
-                                        "no longer builds the annotated sentence", path=str(path),
-                                        record=n, field="sha1",
-                                        fix="the analyser or the cue rules changed; re-annotate")
+                        raise DataError(
+                            f"{split} pair {sid} sentence {k}: candidate {c['neg_id']} "
+                            "no longer builds the annotated sentence",
+                            path=str(path),
+                            record=n,
+                            field="sha1",
+                            fix="the analyser or the cue rules changed; re-annotate",
+                        )
                     c["verdict"] = "well_formed" if ok else "ill_formed"
                 if len(judged) != len(rec["candidates"]):
-                    raise DataError(f"{split} pair {sid} sentence {k}: {len(judged)} judgements for "
-                                    f"{len(rec['candidates'])} candidates", path=str(path))
+                    raise DataError(
+                        f"{split} pair {sid} sentence {k}: {len(judged)} judgements for "
+                        f"{len(rec['candidates'])} candidates",
+                        path=str(path),
+                    )
                 group[side] = rec
             insts = group_instances(group)
             for inst in insts:
                 key = (split, sid, *neg_key(inst))
                 if key not in scores:
-                    raise DataError(f"{split} pair {sid}: instance {inst['type']} {neg_key(inst)} "
-                                    "has no score", path=str(path), field="score")
+                    raise DataError(
+                        f"{split} pair {sid}: instance {inst['type']} {neg_key(inst)} has no score",
+                        path=str(path),
+                        field="score",
+                    )
                 inst["gold_score"] = scores[key][0]
                 used.add(key)
             groups.append(insts)
         out[split] = number(groups)
     extra = sorted(set(scores) - used, key=lambda k: scores[k][1])
     if extra:
-        raise DataError("score for an instance the set does not contain (ill-formed candidate?)",
-                        path=str(path), record=scores[extra[0]][1])
+        raise DataError(
+            "score for an instance the set does not contain (ill-formed candidate?)",
+            path=str(path),
+            record=scores[extra[0]][1],
+        )
     return out
 
 
-def inhouse_judge_agreement(judge: JudgeFn, jsts_dir: str | Path | None = None,
-                            annotations: str | Path | None = None) -> dict:
+def inhouse_judge_agreement(
+    judge: JudgeFn, jsts_dir: str | Path | None = None, annotations: str | Path | None = None
+) -> dict:
     """Run a judge over every candidate of the in-house groups and compare its verdicts with
     our well-formedness judgements (agreement rate; unparsed answers count as rejections)."""
     jsts_dir = Path(jsts_dir) if jsts_dir else default_jsts_dir()
@@ -622,8 +824,12 @@ def inhouse_judge_agreement(judge: JudgeFn, jsts_dir: str | Path | None = None,
         k = f"ours_{'ok' if r['well_formed'] else 'bad'}__judge_{v}"
         table[k] = table.get(k, 0) + 1
     agree = sum(1 for r, v in zip(ours, verdicts) if (v == "well_formed") == bool(r["well_formed"]))
-    return {"candidates": len(ours), "ours_well_formed": sum(1 for r in ours if r["well_formed"]),
-            "judge_well_formed": sum(1 for v in verdicts if v == "well_formed"),
-            "judge_ill_formed": sum(1 for v in verdicts if v == "ill_formed"),
-            "judge_unparsed": sum(1 for v in verdicts if v == "unparsed"),
-            "agreement": agree / len(ours) if ours else float("nan"), "table": table}
+    return {
+        "candidates": len(ours),
+        "ours_well_formed": sum(1 for r in ours if r["well_formed"]),
+        "judge_well_formed": sum(1 for v in verdicts if v == "well_formed"),
+        "judge_ill_formed": sum(1 for v in verdicts if v == "ill_formed"),
+        "judge_unparsed": sum(1 for v in verdicts if v == "unparsed"),
+        "agreement": agree / len(ours) if ours else float("nan"),
+        "table": table,
+    }

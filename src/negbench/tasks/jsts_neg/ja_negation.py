@@ -18,6 +18,7 @@ duplicated for 「あった」+ noun) the slot is kept and the string is written
 word before the final punctuation, otherwise ``mid`` — so a sentence-final 〜ませんでした or
 〜なかった (whose last word is た) counts as ``mid``, exactly as in JNLI-Neg v1.1.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,17 @@ NegPosition = Literal["end", "mid"]
 TargetPos = Literal["動詞", "形容詞", "形容動詞"]
 
 #: 五段 verbs: final kana of the dictionary form → its あ-row (未然形) kana.
-A_ROW = {"う": "わ", "つ": "た", "る": "ら", "む": "ま", "ぶ": "ば", "ぬ": "な", "ぐ": "が",
-         "す": "さ", "く": "か"}
+A_ROW = {
+    "う": "わ",
+    "つ": "た",
+    "る": "ら",
+    "む": "ま",
+    "ぶ": "ば",
+    "ぬ": "な",
+    "ぐ": "が",
+    "す": "さ",
+    "く": "か",
+}
 
 
 @dataclass(frozen=True)
@@ -89,9 +99,13 @@ def _tagger():
         import unidic_lite
     except ImportError as exc:  # pragma: no cover - depends on the environment
         from negbench.errors import NegbenchError
-        raise NegbenchError("Japanese morphological analysis needs fugashi and unidic-lite",
-                            fix="pip install 'negbench[multilingual]' (fugashi, unidic-lite)") from exc
+
+        raise NegbenchError(
+            "Japanese morphological analysis needs fugashi and unidic-lite",
+            fix="pip install 'negbench[multilingual]' (fugashi, unidic-lite)",
+        ) from exc
     import os
+
     rc = os.path.join(unidic_lite.DICDIR, "mecabrc")
     return fugashi.Tagger(f'-d "{unidic_lite.DICDIR}" -r "{rc}"')
 
@@ -100,6 +114,7 @@ def dictionary_version() -> str:
     """Which UniDic the analysis used (recorded with every built stage)."""
     import os
     import unidic_lite
+
     with open(os.path.join(unidic_lite.DICDIR, "version"), encoding="utf-8") as f:
         return "unidic-lite " + f.read().strip()
 
@@ -114,8 +129,19 @@ def analyze(sentence: str) -> tuple[Morph, ...]:
         def g(name: str) -> str:
             v = getattr(f, name, None)
             return "" if v in (None, "*") else v
-        out.append(Morph(w.surface, g("pos1"), g("pos2"), g("cType"), g("cForm"), g("lemma"),
-                         g("orth"), g("orthBase")))
+
+        out.append(
+            Morph(
+                w.surface,
+                g("pos1"),
+                g("pos2"),
+                g("cType"),
+                g("cForm"),
+                g("lemma"),
+                g("orth"),
+                g("orthBase"),
+            )
+        )
     return tuple(out)
 
 
@@ -131,8 +157,11 @@ def negation_cues(sentence: str) -> list[str]:
     (2025) reports in JNLI (see the JNLI-Neg construction logs)."""
     cues = []
     for m in analyze(normalize(sentence)):
-        if (m.pos1 == "助動詞" and m.lemma in _NEG_AUX) or m.lemma in _NEG_WORDS \
-                or (m.pos1 == "接頭辞" and m.lemma in _NEG_PREFIX):
+        if (
+            (m.pos1 == "助動詞" and m.lemma in _NEG_AUX)
+            or m.lemma in _NEG_WORDS
+            or (m.pos1 == "接頭辞" and m.lemma in _NEG_PREFIX)
+        ):
             cues.append(m.surface)
     return cues
 
@@ -166,7 +195,7 @@ def _past_negative(m: Morph) -> tuple[str, bool] | None:
     if cf == "連用形-イ音便":
         if ct == "五段-カ行":
             return b[:-1] + "かなかっ", False
-        if ct.startswith("五段-ガ行"):                      # 泳いだ → 泳がなかった
+        if ct.startswith("五段-ガ行"):  # 泳いだ → 泳がなかった
             return b[:-1] + "がなかった", True
         return None
     if cf == "連用形-ウ音便":
@@ -182,10 +211,10 @@ def _past_negative(m: Morph) -> tuple[str, bool] | None:
             return b[:-2] + "無かっ", False
         if ct.startswith("五段-ラ行"):
             return b[:-1] + "らなかっ", False
-        if ct.startswith("五段-カ行"):                      # 行った → 行かなかった
+        if ct.startswith("五段-カ行"):  # 行った → 行かなかった
             return b[:-1] + "かなかっ", False
         return None
-    if cf == "連用形-撥音便":                                # 飛んだ → 飛ばなかった
+    if cf == "連用形-撥音便":  # 飛んだ → 飛ばなかった
         for row, kana in (("五段-マ行", "ま"), ("五段-ナ行", "な"), ("五段-バ行", "ば")):
             if ct.startswith(row):
                 return b[:-1] + kana + "なかった", True
@@ -239,7 +268,7 @@ def rule_at(ms: tuple[Morph, ...] | list[Morph], i: int) -> Edit | None:
                     return None
                 text, absorb = r
                 return Edit(i, i + 2 if absorb else i + 1, text, i, "動詞", "verb-past")
-            return None                                   # 連体形 た: handled at the た
+            return None  # 連体形 た: handled at the た
         if nxt is not None and nxt.surface in ("て", "で"):
             t = _te_negative(m)
             return Edit(i, i + 2, t, i, "動詞", "verb-te") if t else None
@@ -257,14 +286,22 @@ def rule_at(ms: tuple[Morph, ...] | list[Morph], i: int) -> Edit | None:
                 return Edit(i, i + 1, "ません", i, "動詞", "aux-masu")
             if m.surface == "まし":
                 return Edit(i, i + 1, "ませんでし", i, "動詞", "aux-mashita")
-            return None                                   # ませ / ましょ: no cue slot
-        if m.ctype == "助動詞-タ" and m.cform[:3] == "連体形" and prev is not None \
-                and prev.pos1 == "動詞":
-            if prev.base.endswith("ある"):                   # あった + noun → なかった
-                return Edit(i - 1, i + 1, prev.base[:-2] + "なかった", i, "動詞", "ta-attributive-aru")
+            return None  # ませ / ましょ: no cue slot
+        if (
+            m.ctype == "助動詞-タ"
+            and m.cform[:3] == "連体形"
+            and prev is not None
+            and prev.pos1 == "動詞"
+        ):
+            if prev.base.endswith("ある"):  # あった + noun → なかった
+                return Edit(
+                    i - 1, i + 1, prev.base[:-2] + "なかった", i, "動詞", "ta-attributive-aru"
+                )
             if prev.base.endswith("有る"):
-                return Edit(i - 1, i + 1, prev.base[:-2] + "無かった", i, "動詞", "ta-attributive-aru")
-            text = "ていない" if m.orth == "た" else "でいない"   # 走った犬 → 走っていない犬
+                return Edit(
+                    i - 1, i + 1, prev.base[:-2] + "無かった", i, "動詞", "ta-attributive-aru"
+                )
+            text = "ていない" if m.orth == "た" else "でいない"  # 走った犬 → 走っていない犬
             return Edit(i, i + 1, text, i, "動詞", "ta-attributive")
         if m.ctype == "助動詞-ダ" and prev is not None and prev.pos1 == "形状詞":
             if m.surface in ("だ", "な"):
@@ -290,7 +327,9 @@ def last_word_index(ms: tuple[Morph, ...] | list[Morph]) -> int:
 
 
 def apply_edit(ms: tuple[Morph, ...] | list[Morph], e: Edit) -> str:
-    return "".join(m.surface for m in ms[:e.start]) + e.text + "".join(m.surface for m in ms[e.end:])
+    return (
+        "".join(m.surface for m in ms[: e.start]) + e.text + "".join(m.surface for m in ms[e.end :])
+    )
 
 
 def candidates(sentence: str) -> list[Candidate]:
@@ -302,6 +341,14 @@ def candidates(sentence: str) -> list[Candidate]:
         e = rule_at(ms, i)
         if e is None:
             continue
-        out.append(Candidate(len(out), apply_edit(ms, e), e.target_pos,
-                             "end" if e.trigger == end else "mid", e.rule, e.trigger))
+        out.append(
+            Candidate(
+                len(out),
+                apply_edit(ms, e),
+                e.target_pos,
+                "end" if e.trigger == end else "mid",
+                e.rule,
+                e.trigger,
+            )
+        )
     return out

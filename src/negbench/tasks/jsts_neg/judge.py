@@ -9,6 +9,7 @@ Layout: chat models get the JNLI-Neg message list (instruction, original, 「正
 base models (no chat template, e.g. the embedded Gemma 3 270M) get the same content as plain text
 with 文:/判定: lines. Greedy decoding, first line of the answer.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,28 +32,32 @@ Verdict = Literal["well_formed", "ill_formed", "unparsed"]
 
 @dataclass(frozen=True)
 class JudgeItem:
-    original: str          # the sentence without the cue (the one-shot example)
-    candidate: str         # the sentence with the cue
+    original: str  # the sentence without the cue (the one-shot example)
+    candidate: str  # the sentence with the cue
 
 
 @dataclass(frozen=True)
 class JudgeResult:
     verdict: Verdict
-    answer: str            # the model's raw answer
+    answer: str  # the model's raw answer
 
 
 def messages(item: JudgeItem) -> list[dict]:
     """The JNLI-Neg chat messages (instruction turn, one-shot pair, candidate)."""
-    return [{"role": "user", "content": INSTRUCTION},
-            {"role": "user", "content": item.original},
-            {"role": "assistant", "content": CORRECT},
-            {"role": "user", "content": item.candidate}]
+    return [
+        {"role": "user", "content": INSTRUCTION},
+        {"role": "user", "content": item.original},
+        {"role": "assistant", "content": CORRECT},
+        {"role": "user", "content": item.candidate},
+    ]
 
 
 def plain_prompt(item: JudgeItem) -> str:
     """Base-model layout of the same prompt (completion after 「判定:」)."""
-    return (f"{INSTRUCTION.strip()}\n\n文: {item.original}\n判定: {CORRECT}\n\n"
-            f"文: {item.candidate}\n判定:")
+    return (
+        f"{INSTRUCTION.strip()}\n\n文: {item.original}\n判定: {CORRECT}\n\n"
+        f"文: {item.candidate}\n判定:"
+    )
 
 
 def parse(answer: str) -> Verdict:
@@ -87,14 +92,16 @@ class Judge:
         msgs = messages(item)
         try:
             return self.backend.apply_chat_template(msgs)
-        except Exception:                       # templates that insist on alternating roles
+        except Exception:  # templates that insist on alternating roles
             merged = [{"role": "user", "content": INSTRUCTION + "\n" + item.original}] + msgs[2:]
             return self.backend.apply_chat_template(merged)
 
     def requests(self, items: Sequence[JudgeItem]) -> list[GenerationRequest]:
         stop = ("\n",) if not self.chat else ()
-        return [GenerationRequest(self.prompt(it), stop=stop, max_tokens=self.max_tokens)
-                for it in items]
+        return [
+            GenerationRequest(self.prompt(it), stop=stop, max_tokens=self.max_tokens)
+            for it in items
+        ]
 
     def judge(self, items: Sequence[JudgeItem]) -> list[JudgeResult]:
         if not items:
@@ -107,12 +114,25 @@ class Judge:
         return out
 
 
-def load_judge(spec: str, *, dtype: str = "auto", device: str = "auto",
-               cache_path: str | None = None, progress: bool = True) -> Judge:
+def load_judge(
+    spec: str,
+    *,
+    dtype: str = "auto",
+    device: str = "auto",
+    cache_path: str | None = None,
+    progress: bool = True,
+) -> Judge:
     """A judge on any backend ``--model`` accepts: an embedded name, folder, .gguf or hub id, or
     an API (``openai:gpt-4.1`` as the paper's §3.2, ``anthropic:…``, ``openai-compatible:URL#name``,
     ``vllm:…``); answers cached in ``cache_path`` (default: the negbench response cache)."""
     from negbench.evaluation.session import open_model
-    session = open_model(spec, dtype=dtype, device=device, cache=cache_path or True,
-                         progress=progress, log=lambda s: None)
+
+    session = open_model(
+        spec,
+        dtype=dtype,
+        device=device,
+        cache=cache_path or True,
+        progress=progress,
+        log=lambda s: None,
+    )
     return Judge(session.backend, session.engine)

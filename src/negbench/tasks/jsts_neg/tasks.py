@@ -31,6 +31,7 @@ for every test instance of a trial, five seeds (:class:`negbench.tasks.common.mi
 Metrics (§4.2): Acc, Acc', AccChg on the negation minimal pairs M, M_i, M_u
 (:mod:`negbench.tasks.common.minimal_pairs`), plus accuracy, Pearson and Spearman over the parsed scores.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,13 +51,19 @@ import negbench.tasks.common.llm_jp as llm_jp
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
-SOURCE = ("JSTS-Neg, Yuasa, Kato & Matsubara; github reiko-y/JSTS-Neg (built from JGLUE JSTS, "
-          "CC BY-SA 4.0); or an in-house set in the same schema")
+SOURCE = (
+    "JSTS-Neg, Yuasa, Kato & Matsubara; github reiko-y/JSTS-Neg (built from JGLUE JSTS, "
+    "CC BY-SA 4.0); or an in-house set in the same schema"
+)
 SPLITS = ("train", "valid", "test")
 SPLIT_ALIASES = {"validation": "valid", "dev": "valid"}
 #: type -> (sentence1 negated, sentence2 negated): D_orig, D1, D2, D12 of §3.2.2.
-TYPES = {"original": (False, False), "s1_neg": (True, False), "s2_neg": (False, True),
-         "both_neg": (True, True)}
+TYPES = {
+    "original": (False, False),
+    "s1_neg": (True, False),
+    "s2_neg": (False, True),
+    "both_neg": (True, True),
+}
 SCORES = tuple(range(6))
 LABELS = tuple(str(s) for s in SCORES)
 
@@ -88,7 +95,8 @@ INSTRUCTION = (
     "2つの文は異なる意味であるが、話題に共通点がある。\n"
     f"{RULE_SHORT}\n"
     "【類似度：0】\n"
-    "2つの文は全く異なる意味であり、話題も単語も共通していない。")
+    "2つの文は全く異なる意味であり、話題も単語も共通していない。"
+)
 #: Figure 7 in the llm-jp-eval v1 layout (:mod:`negbench.tasks.common.llm_jp`).
 DESCRIPTION = llm_jp.description(INSTRUCTION)
 PAPER_SHOTS = (0, 4, 11)
@@ -127,7 +135,9 @@ def default_source() -> str:
 def canonical_split(split: str) -> str:
     s = SPLIT_ALIASES.get(split, split)
     if s not in SPLITS:
-        raise TaskError(f"JSTS-Neg has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS))
+        raise TaskError(
+            f"JSTS-Neg has no split '{split}'", where="split", fix="one of " + ", ".join(SPLITS)
+        )
     return s
 
 
@@ -142,11 +152,19 @@ def split_file(root: Path, split: str) -> Path | None:
 # -- records -----------------------------------------------------------------------------------------
 def _parse_gold(v: Any, path: str, rec: str) -> int:
     if not isinstance(v, int) or isinstance(v, bool):
-        raise DataError(f"expected an integer 0..5, got {type(v).__name__} {v!r:.30}", path=path,
-                        record=rec, field="gold_score")
+        raise DataError(
+            f"expected an integer 0..5, got {type(v).__name__} {v!r:.30}",
+            path=path,
+            record=rec,
+            field="gold_score",
+        )
     if v not in SCORES:
-        raise DataError(f"score out of range: {v} (the scale is 0..5)", path=path, record=rec,
-                        field="gold_score")
+        raise DataError(
+            f"score out of range: {v} (the scale is 0..5)",
+            path=path,
+            record=rec,
+            field="gold_score",
+        )
     return v
 
 
@@ -155,37 +173,61 @@ def _parse_annotators(v: Any, gold: int, path: str, rec: str) -> list[int] | Non
     if v is None:
         return None
     if not isinstance(v, list) or len(v) != 3:
-        raise DataError(f"expected a list of three scores or null, got {v!r:.60}", path=path,
-                        record=rec, field="annotator_scores")
+        raise DataError(
+            f"expected a list of three scores or null, got {v!r:.60}",
+            path=path,
+            record=rec,
+            field="annotator_scores",
+        )
     for x in v:
         if not isinstance(x, int) or isinstance(x, bool) or x not in SCORES:
-            raise DataError(f"annotator score {x!r} is not an integer 0..5", path=path, record=rec,
-                            field="annotator_scores")
+            raise DataError(
+                f"annotator score {x!r} is not an integer 0..5",
+                path=path,
+                record=rec,
+                field="annotator_scores",
+            )
     med = sorted(v)[1]
     if med != gold:
-        raise DataError(f"gold_score {gold} is not the median ({med}) of annotator_scores {v}",
-                        path=path, record=rec, field="gold_score",
-                        fix="the gold score is the median of the three annotators (§3.2.2)")
+        raise DataError(
+            f"gold_score {gold} is not the median ({med}) of annotator_scores {v}",
+            path=path,
+            record=rec,
+            field="gold_score",
+            fix="the gold score is the median of the three annotators (§3.2.2)",
+        )
     return list(v)
 
 
-SCHEMA = mp.Schema(group_field="jsts_sentence_pair_id", group_type=str,
-                   neg_id_field="neg_id_in_jsts_sentence", types=TYPES, gold_field="gold_score",
-                   parse_gold=_parse_gold, annotator_field="annotator_scores",
-                   parse_annotators=_parse_annotators)
+SCHEMA = mp.Schema(
+    group_field="jsts_sentence_pair_id",
+    group_type=str,
+    neg_id_field="neg_id_in_jsts_sentence",
+    types=TYPES,
+    gold_field="gold_score",
+    parse_gold=_parse_gold,
+    annotator_field="annotator_scores",
+    parse_annotators=_parse_annotators,
+)
 
 
 @lru_cache(maxsize=None)
 def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
     root = Path(source)
     if not root.is_dir():
-        raise DataError("JSTS-Neg data folder not found", path=source,
-                        fix="set NEGBENCH_JSTS_NEG to a folder holding jsts-neg-train.jsonl and "
-                            "jsts-neg-test.jsonl (or NEGBENCH_DATA to a folder holding jsts-neg/)")
+        raise DataError(
+            "JSTS-Neg data folder not found",
+            path=source,
+            fix="set NEGBENCH_JSTS_NEG to a folder holding jsts-neg-train.jsonl and "
+            "jsts-neg-test.jsonl (or NEGBENCH_DATA to a folder holding jsts-neg/)",
+        )
     p = split_file(root, split)
     if p is None:
-        raise DataError(f"JSTS-Neg {split} file not found", path=str(root),
-                        fix=f"expected jsts-neg-{split}.jsonl in this folder (see src/negbench/tasks/jsts_neg/README.md)")
+        raise DataError(
+            f"JSTS-Neg {split} file not found",
+            path=str(root),
+            fix=f"expected jsts-neg-{split}.jsonl in this folder (see src/negbench/tasks/jsts_neg/README.md)",
+        )
     return tuple(Doc(str(f["id"]), f, str(p)) for f, _ in mp.read_instances(p, SCHEMA))
 
 
@@ -207,13 +249,23 @@ def meta(d: Doc) -> dict[str, Any]:
 
 
 def render_generate(d: Doc) -> Rendered:
-    return Rendered(query(d["sentence1"], d["sentence2"]), [], str(d["gold"]), target=str(d["gold"]),
-                    meta=meta(d))
+    return Rendered(
+        query(d["sentence1"], d["sentence2"]),
+        [],
+        str(d["gold"]),
+        target=str(d["gold"]),
+        meta=meta(d),
+    )
 
 
 def render_loglik(d: Doc) -> Rendered:
-    return Rendered(query(d["sentence1"], d["sentence2"]), list(LABELS), d["gold"],
-                    target=str(d["gold"]), meta=meta(d))
+    return Rendered(
+        query(d["sentence1"], d["sentence2"]),
+        list(LABELS),
+        d["gold"],
+        target=str(d["gold"]),
+        meta=meta(d),
+    )
 
 
 # -- answers -------------------------------------------------------------------------------------------
@@ -244,8 +296,9 @@ def parse_score(text: str) -> str | None:
     return score_status(text)[1]
 
 
-GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=parse_score,
-                      normalize=lambda s: s.strip())
+GENERATE = Generation(
+    stop=STOP, max_tokens=MAX_TOKENS, extract=parse_score, normalize=lambda s: s.strip()
+)
 LOGLIK = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER)
 
 
@@ -282,7 +335,7 @@ def jsts_neg_metrics(mode: str, records: list[dict]) -> dict:
     out["unparseable_rate"] = out["unparseable"] / len(records) if records else float("nan")
     out["pearson"] = mp.corr([g for g, _ in parsed], [p for _, p in parsed])
     out["spearman"] = mp.spearman([g for g, _ in parsed], [p for _, p in parsed])
-    if records and "scores" in records[0]:           # log-likelihood: the expected score too
+    if records and "scores" in records[0]:  # log-likelihood: the expected score too
         exp = [sum(i * p for i, p in enumerate(_softmax(r["scores"]))) for r in records]
         out["pearson_expected"] = mp.corr(golds, exp)
     if records and "output" in records[0]:
@@ -295,39 +348,67 @@ def jsts_neg_metrics(mode: str, records: list[dict]) -> dict:
 
 
 def jsts_neg_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
-    title = (f"JSTS-Neg {mode}: accuracy on negation minimal pairs (Tables 3–5; Acc, Acc' in %, "
-             "AccChg in points, negative in bold; mean over seeds in the groups)")
-    return mp.pairs_table(title, rows, extra=(("unparseable", "unparseable"), ("Pearson", "pearson"),
-                                              ("Spearman", "spearman")))
+    title = (
+        f"JSTS-Neg {mode}: accuracy on negation minimal pairs (Tables 3–5; Acc, Acc' in %, "
+        "AccChg in points, negative in bold; mean over seeds in the groups)"
+    )
+    return mp.pairs_table(
+        title,
+        rows,
+        extra=(("unparseable", "unparseable"), ("Pearson", "pearson"), ("Spearman", "spearman")),
+    )
 
 
 # -- task --------------------------------------------------------------------------------------------
 def make_tasks(source: str | os.PathLike | None = None) -> tuple[Task, ...]:
     """``jsts-neg``, reading from ``source`` (default :func:`default_source`, resolved when the
     data is first loaded)."""
+
     def loader(split: str) -> list[Doc]:
         return load_split(split, source)
 
-    return (Task(
-        name="jsts-neg",
-        summary="JSTS-Neg test: Japanese STS (score 0-5) on negation minimal pairs; Figure 7 "
-                "prompt (llm-jp-eval); Acc / Acc' / AccChg on M, M_i, M_u",
-        load=loader,
-        modes={"generate": ModeSpec(render_generate, GENERATE,
-                                    "Figure 7 prompt, greedy generation, first number of the output "
-                                    "must be an integer 0-5 (else unparseable); the paper's setting",
-                                    headline=mp.HEADLINE),
-               "loglik": ModeSpec(render_loglik, LOGLIK,
-                                  "log-likelihood of the labels 0..5 after '### 応答:\\n' "
-                                  "(negbench's addition)",
-                                  headline=mp.HEADLINE)},
-        test_split="test", fewshot_split="train", default_modes=("generate", "loglik"),
-        default_shots=(0,), default_seeds=(PROTOCOL_SEEDS[0],), protocol_shots=PAPER_SHOTS,
-        protocol_seeds=PROTOCOL_SEEDS, fewshot_sampler=mp.StratifiedShots(), description=description,
-        target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=jsts_neg_metrics, tables=jsts_neg_tables, language="ja", source=SOURCE,
-        structure=mp.STRUCTURE, headline_parts=mp.acc_chg_parts, headline_proportion=False,
-        data=DATA),)
+    return (
+        Task(
+            name="jsts-neg",
+            summary="JSTS-Neg test: Japanese STS (score 0-5) on negation minimal pairs; Figure 7 "
+            "prompt (llm-jp-eval); Acc / Acc' / AccChg on M, M_i, M_u",
+            load=loader,
+            modes={
+                "generate": ModeSpec(
+                    render_generate,
+                    GENERATE,
+                    "Figure 7 prompt, greedy generation, first number of the output "
+                    "must be an integer 0-5 (else unparseable); the paper's setting",
+                    headline=mp.HEADLINE,
+                ),
+                "loglik": ModeSpec(
+                    render_loglik,
+                    LOGLIK,
+                    "log-likelihood of the labels 0..5 after '### 応答:\\n' (negbench's addition)",
+                    headline=mp.HEADLINE,
+                ),
+            },
+            test_split="test",
+            fewshot_split="train",
+            default_modes=("generate", "loglik"),
+            default_shots=(0,),
+            default_seeds=(PROTOCOL_SEEDS[0],),
+            protocol_shots=PAPER_SHOTS,
+            protocol_seeds=PROTOCOL_SEEDS,
+            fewshot_sampler=mp.StratifiedShots(),
+            description=description,
+            target_delimiter=TARGET_DELIMITER,
+            fewshot_delimiter=FEWSHOT_DELIMITER,
+            extra_metrics=jsts_neg_metrics,
+            tables=jsts_neg_tables,
+            language="ja",
+            source=SOURCE,
+            structure=mp.STRUCTURE,
+            headline_parts=mp.acc_chg_parts,
+            headline_proportion=False,
+            data=DATA,
+        ),
+    )
 
 
 TASKS: tuple[Task, ...] = make_tasks()

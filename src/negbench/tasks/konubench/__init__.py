@@ -3,6 +3,7 @@ BoolQ-Neg).  Files: ``tasks.py`` (loading, prompts, modes, metrics), ``paper_tab
 (Tables 8, 16, App. I), ``recipes.py`` (LoRA, App. G), ``export.py`` (SFT records),
 ``human_eval.py`` (§4.3 sheet, Table 7), ``build.py`` (the Korean side of ``negbench build
 mcq``), ``README.md``."""
+
 from __future__ import annotations
 
 ORDER = 30
@@ -11,6 +12,7 @@ BENCHMARK = "konubench"
 
 def register(r) -> None:
     from negbench.tasks.konubench.tasks import PAPER_METRIC, TASKS
+
     for t in TASKS:
         r.tasks([t], benchmark=BENCHMARK if t.name == "konubench" else "konubench-diagnostics")
     r.add("paper_tables", BENCHMARK, "negbench.tasks.konubench.paper_tables:paper_tables")

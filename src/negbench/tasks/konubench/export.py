@@ -1,4 +1,5 @@
 """Thunder-KoNUBench SFT data as Alpaca records (App. G; the official ``sft/load.py`` formats)."""
+
 from __future__ import annotations
 
 import os
@@ -6,8 +7,14 @@ from functools import partial
 
 from negbench.tasks.alpaca import Exporter
 from negbench.tasks.base import Doc
-from negbench.tasks.konubench.tasks import (CLOZE_INSTRUCTION, DESCRIPTION_API, LETTERS, load_split,
-                                            shuffled_options, symbol_query)
+from negbench.tasks.konubench.tasks import (
+    CLOZE_INSTRUCTION,
+    DESCRIPTION_API,
+    LETTERS,
+    load_split,
+    shuffled_options,
+    symbol_query,
+)
 
 #: Alpaca ``instruction + ALPACA_JOIN + input + " " + output`` is the official SFT sequence text.
 ALPACA_JOIN = "\n\n"
@@ -17,9 +24,11 @@ def alpaca_cloze(d: Doc | dict) -> dict:
     """Cloze-style SFT record: generate the standard negation (official ``tokenize_load_dataset_cloze``:
     instruction, blank line, the ``-말다`` description, ``원문: {sentence}\\n부정문:`` then
     `` {standard_negation}``)."""
-    return {"instruction": CLOZE_INSTRUCTION + "\n\n" + DESCRIPTION_API.rstrip("\n"),
-            "input": f"원문: {d['original_sentence']}\n부정문:",
-            "output": d["standard_negation"]}
+    return {
+        "instruction": CLOZE_INSTRUCTION + "\n\n" + DESCRIPTION_API.rstrip("\n"),
+        "input": f"원문: {d['original_sentence']}\n부정문:",
+        "output": d["standard_negation"],
+    }
 
 
 def alpaca_symbol(d: Doc | dict) -> dict:
@@ -29,22 +38,33 @@ def alpaca_symbol(d: Doc | dict) -> dict:
     opts = shuffled_options(d)
     texts = [t for _, t in opts]
     gold = texts.index(d["standard_negation"])
-    return {"instruction": DESCRIPTION_API.rstrip("\n"),
-            "input": symbol_query(d["original_sentence"], texts),
-            "output": f"{LETTERS[gold]}. {d['standard_negation']}"}
+    return {
+        "instruction": DESCRIPTION_API.rstrip("\n"),
+        "input": symbol_query(d["original_sentence"], texts),
+        "output": f"{LETTERS[gold]}. {d['standard_negation']}",
+    }
 
 
-def export_records(style: str, split: str = "train", source: str | os.PathLike | None = None) -> list[dict]:
+def export_records(
+    style: str, split: str = "train", source: str | os.PathLike | None = None
+) -> list[dict]:
     fn = {"cloze": alpaca_cloze, "symbol": alpaca_symbol}[style]
     return [fn(d) for d in load_split(split, source)]
 
 
 EXPORTERS = (
-    Exporter("konubench-cloze", "Thunder-KoNUBench cloze-style SFT data (output: the standard "
-             "negation)", partial(export_records, "cloze")),
-    Exporter("konubench-symbol", "Thunder-KoNUBench symbol-style SFT data (output: 'A. <standard "
-             "negation>')", partial(export_records, "symbol")),
+    Exporter(
+        "konubench-cloze",
+        "Thunder-KoNUBench cloze-style SFT data (output: the standard negation)",
+        partial(export_records, "cloze"),
+    ),
+    Exporter(
+        "konubench-symbol",
+        "Thunder-KoNUBench symbol-style SFT data (output: 'A. <standard negation>')",
+        partial(export_records, "symbol"),
+    ),
 )
+
 
 def register(r) -> None:
     """Called by the registry the first time exporters are asked for."""

@@ -32,6 +32,7 @@ Error analysis (§5.2, Table 8 as the paper labels it and with corrected labels,
 :mod:`negbench.tasks.common.negation_errors`; Alpaca export of the train split in the two SFT formats of the
 official ``sft/load.py`` (§5.1, App. G); the §4.3 human-evaluation sheet and Table 7.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,12 @@ from typing import Any, Iterable, Sequence
 from negbench.errors import DataError, TaskError
 from negbench.evaluation.metrics import by_group, mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
-from negbench.tasks.common.negation_errors import TYPE_LABELS, WRONG_TYPES, error_analysis, format_error_table
+from negbench.tasks.common.negation_errors import (
+    TYPE_LABELS,
+    WRONG_TYPES,
+    error_analysis,
+    format_error_table,
+)
 from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.tasks.records import field, iter_jsonl, read_text
 from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
@@ -53,17 +59,23 @@ from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
 KOBEST_HF_ID = "skt/kobest_v1"
 KOBEST_CONFIG = "boolq"
-SOURCE = ("Thunder-KoNUBench, Jung, So, Lee et al.; github mcrl/Thunder-KoNUBench "
-          f"(CC BY-NC-SA 4.0); Hugging Face {HF_ID}")
-KOBEST_SOURCE = (f"KoBEST BoolQ (Jang et al., COLING 2022); Hugging Face {KOBEST_HF_ID} "
-                 f"(config {KOBEST_CONFIG})")
+SOURCE = (
+    "Thunder-KoNUBench, Jung, So, Lee et al.; github mcrl/Thunder-KoNUBench "
+    f"(CC BY-NC-SA 4.0); Hugging Face {HF_ID}"
+)
+KOBEST_SOURCE = (
+    f"KoBEST BoolQ (Jang et al., COLING 2022); Hugging Face {KOBEST_HF_ID} (config {KOBEST_CONFIG})"
+)
 
 SPLITS = ("train", "validation", "test")
 SPLIT_ALIASES = {"val": "validation", "dev": "validation"}
 #: Table 6 of the paper.
 SPLIT_SIZES = {"train": 2500, "validation": 1000, "test": 1284}
-SPLIT_FILES = {"train": ("train", "train.json"), "validation": ("validation", "val.json"),
-                "test": ("test", "test.json")}
+SPLIT_FILES = {
+    "train": ("train", "train.json"),
+    "validation": ("validation", "val.json"),
+    "test": ("test", "test.json"),
+}
 _HF_PAT = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 # -- prompts (official lm-eval task files; SPEC §2) --------------------------------------------------
@@ -80,23 +92,38 @@ DESCRIPTION = (
     "- 못 계열: 못, -지 못하다\n"
     "- 말다\n"
     "- 어휘적 부정: 상보 반의어를 활용한 부정(이다/아니다, 있다/없다, 참석하다/불참하다 등)\n"
-    "\n")
+    "\n"
+)
 #: ``ko_nubench_api`` and the official SFT code write ``-말다`` without the space.
 DESCRIPTION_API = DESCRIPTION.replace("\n- 말다\n", "\n-말다\n")
 CLOZE_INSTRUCTION = "문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정하시오."
-SYMBOL_INSTRUCTION = "문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정한 문장을 고르시오."
-API_INSTRUCTION = ("문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정한 문장을 고르시오"
-                   "(정답 선지(A, B, C, D)만 답하고, 그 외에 다른 말은 하지 말 것).")
+SYMBOL_INSTRUCTION = (
+    "문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정한 문장을 고르시오."
+)
+API_INSTRUCTION = (
+    "문제: 다음의 원문을 standard negation을 활용하여 올바르게 부정한 문장을 고르시오"
+    "(정답 선지(A, B, C, D)만 답하고, 그 외에 다른 말은 하지 말 것)."
+)
 TARGET_DELIMITER = " "
 FEWSHOT_DELIMITER = "\n\n"
 LETTERS = "ABCD"
 #: Option types in the release's canonical order (choice position in cloze mode).
 OPTION_TYPES = ("standard", "local", "contradiction", "paraphrase")
-_OPTION_FIELDS = {"standard": "standard_negation", "local": "local_negation",
-                  "contradiction": "contradiction", "paraphrase": "paraphrase"}
+_OPTION_FIELDS = {
+    "standard": "standard_negation",
+    "local": "local_negation",
+    "contradiction": "contradiction",
+    "paraphrase": "paraphrase",
+}
 #: ``local_negation_type`` values of the release → the paper's English names (Table 1, Table 5).
-LOCAL_TYPES = {"관형절": "adnominal", "부사절": "adverbial", "명사절": "noun", "인용절": "quotation",
-               "종속절": "subordinate", "대등절 일부": "coordinated"}
+LOCAL_TYPES = {
+    "관형절": "adnominal",
+    "부사절": "adverbial",
+    "명사절": "noun",
+    "인용절": "quotation",
+    "종속절": "subordinate",
+    "대등절 일부": "coordinated",
+}
 NO_LOCAL = "none"
 #: lm-eval ``generate_until`` for ``ko_nubench_api``: ``until: ["</s>", "\n"]``, default 256 tokens.
 STOP = ("</s>", "\n")
@@ -104,14 +131,21 @@ MAX_TOKENS = 256
 PAPER_SHOTS = (0, 1, 2, 5, 10)
 PAPER_SEEDS = (1234, 308, 1028)
 #: The metric the paper reports per mode (§5.1, App. H).
-PAPER_METRIC = {"cloze": "acc_norm", "symbol": "acc", "generate": "exact_match",
-                "api": "exact_match"}
+PAPER_METRIC = {
+    "cloze": "acc_norm",
+    "symbol": "acc",
+    "generate": "exact_match",
+    "api": "exact_match",
+}
 
 # -- diagnostics (official lm_eval/kmmlu_{neg,pos}, kobest_boolq_neg; lm-eval kobest_boolq) -------
-KMMLU_ANSWER = "정답："          # full-width colon (U+FF1A), as in the official yaml
+KMMLU_ANSWER = "정답："  # full-width colon (U+FF1A), as in the official yaml
 BOOLQ_CHOICES = ("아니오", "예")  # label 0 = False, 1 = True
-DIAG_FILES = {"kmmlu-neg": ("kmmlu_neg", "kmmlu_neg.json"), "kmmlu-pos": ("kmmlu_pos", "kmmlu_pos.json"),
-              "kobest-boolq-neg": ("kobest_boolq_neg", "kobest_boolq_neg.json")}
+DIAG_FILES = {
+    "kmmlu-neg": ("kmmlu_neg", "kmmlu_neg.json"),
+    "kmmlu-pos": ("kmmlu_pos", "kmmlu_pos.json"),
+    "kobest-boolq-neg": ("kobest_boolq_neg", "kobest_boolq_neg.json"),
+}
 #: Counts in the release (the paper says 7,153 KMMLU items; the files hold 7,154).
 DIAG_SIZES = {"kmmlu-neg": 7154, "kmmlu-pos": 7154, "kobest-boolq-neg": 1404}
 
@@ -119,8 +153,9 @@ DIAG_SIZES = {"kmmlu-neg": 7154, "kmmlu-pos": 7154, "kobest-boolq-neg": 1404}
 # -- data location -----------------------------------------------------------------------------------
 DATA = DataSource("Thunder-KoNUBench", "NEGBENCH_KONUBENCH", "konubench", HF_ID)
 #: The diagnostic sets are in the GitHub release only: the variable counts when it is a folder.
-DIAG_DATA = DataSource("Thunder-KoNUBench diagnostics", "NEGBENCH_KONUBENCH", "konubench",
-                       env_folder_only=True)
+DIAG_DATA = DataSource(
+    "Thunder-KoNUBench diagnostics", "NEGBENCH_KONUBENCH", "konubench", env_folder_only=True
+)
 KOBEST_DATA = DataSource("KoBEST BoolQ", "NEGBENCH_KOBEST_BOOLQ", None, KOBEST_HF_ID)
 
 
@@ -160,15 +195,22 @@ def _hf_id(source: str) -> str:
 def _canonical_split(split: str) -> str:
     s = SPLIT_ALIASES.get(split, split)
     if s not in SPLITS:
-        raise TaskError(f"Thunder-KoNUBench has no split '{split}'", where="split",
-                        fix="one of " + ", ".join(SPLITS))
+        raise TaskError(
+            f"Thunder-KoNUBench has no split '{split}'",
+            where="split",
+            fix="one of " + ", ".join(SPLITS),
+        )
     return s
 
 
 def find_split_file(root: Path, split: str) -> Path | None:
     sub, name = SPLIT_FILES[split]
-    for p in (root / "dataset" / "Thunder_KoNUBench" / sub / name, root / "Thunder_KoNUBench" / sub / name,
-              root / sub / name, root / name):
+    for p in (
+        root / "dataset" / "Thunder_KoNUBench" / sub / name,
+        root / "Thunder_KoNUBench" / sub / name,
+        root / sub / name,
+        root / name,
+    ):
         if p.is_file():
             return p
     return None
@@ -176,8 +218,12 @@ def find_split_file(root: Path, split: str) -> Path | None:
 
 def find_diag_file(root: Path, task: str) -> Path | None:
     folder, name = DIAG_FILES[task]
-    for p in (root / "dataset" / folder / "test" / name, root / folder / "test" / name,
-              root / folder / name, root / name):
+    for p in (
+        root / "dataset" / folder / "test" / name,
+        root / folder / "test" / name,
+        root / folder / name,
+        root / name,
+    ):
         if p.is_file():
             return p
     return None
@@ -187,10 +233,15 @@ def _read_json_array(path: Path) -> list:
     try:
         data = json.loads(read_text(path))
     except json.JSONDecodeError as exc:
-        raise DataError(f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                        path=str(path), fix="the release files are JSON arrays of objects") from None
+        raise DataError(
+            f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            path=str(path),
+            fix="the release files are JSON arrays of objects",
+        ) from None
     if not isinstance(data, list):
-        raise DataError(f"expected a JSON array of records, got {type(data).__name__}", path=str(path))
+        raise DataError(
+            f"expected a JSON array of records, got {type(data).__name__}", path=str(path)
+        )
     if not data:
         raise DataError("no records", path=str(path))
     return data
@@ -209,34 +260,62 @@ def parse_record(obj: Any, path: str, rec: str) -> dict[str, Any]:
     """Validate one release record; returns the fields negbench keeps.  An empty or null
     ``local_negation`` means a three-option item (then ``local_negation_type`` must be null)."""
     if not isinstance(obj, dict):
-        raise DataError(f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec)
+        raise DataError(
+            f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec
+        )
     idx = field(obj, "idx", (str, int), path=path, record=rec)
     idx = str(idx)
     if not _IDX.match(idx):
-        raise DataError(f"idx must be digits with an optional leading 'G', got {idx!r}", path=path,
-                        record=rec, field="idx", fix="the official shuffle seeds from int(idx)")
+        raise DataError(
+            f"idx must be digits with an optional leading 'G', got {idx!r}",
+            path=path,
+            record=rec,
+            field="idx",
+            fix="the official shuffle seeds from int(idx)",
+        )
     rec = f"{rec} (idx {idx})"
     out: dict[str, Any] = {"idx": idx}
     for k in ("original_sentence", "standard_negation", "contradiction", "paraphrase"):
         out[k] = field(obj, k, str, path=path, record=rec)
     local = field(obj, "local_negation", str, path=path, record=rec, optional=True, nonempty=False)
     if local is not None and local != "" and not local.strip():
-        raise DataError("blank local_negation (only whitespace)", path=path, record=rec,
-                        field="local_negation", fix="use null or \"\" for a three-option item")
+        raise DataError(
+            "blank local_negation (only whitespace)",
+            path=path,
+            record=rec,
+            field="local_negation",
+            fix='use null or "" for a three-option item',
+        )
     local = local or None
-    ltype = field(obj, "local_negation_type", str, path=path, record=rec, optional=True, nonempty=False)
+    ltype = field(
+        obj, "local_negation_type", str, path=path, record=rec, optional=True, nonempty=False
+    )
     ltype = ltype or None
     if local is not None:
         if ltype is None:
-            raise DataError("missing field (a local negation needs its type)", path=path, record=rec,
-                            field="local_negation_type", fix="one of " + ", ".join(LOCAL_TYPES))
+            raise DataError(
+                "missing field (a local negation needs its type)",
+                path=path,
+                record=rec,
+                field="local_negation_type",
+                fix="one of " + ", ".join(LOCAL_TYPES),
+            )
         if ltype not in LOCAL_TYPES:
-            raise DataError(f"unknown local_negation_type {ltype!r}", path=path, record=rec,
-                            field="local_negation_type", fix="one of " + ", ".join(LOCAL_TYPES))
+            raise DataError(
+                f"unknown local_negation_type {ltype!r}",
+                path=path,
+                record=rec,
+                field="local_negation_type",
+                fix="one of " + ", ".join(LOCAL_TYPES),
+            )
     elif ltype is not None:
-        raise DataError(f"local_negation_type {ltype!r} given but local_negation is empty",
-                        path=path, record=rec, field="local_negation_type",
-                        fix="a three-option item has null local_negation and local_negation_type")
+        raise DataError(
+            f"local_negation_type {ltype!r} given but local_negation is empty",
+            path=path,
+            record=rec,
+            field="local_negation_type",
+            fix="a three-option item has null local_negation and local_negation_type",
+        )
     out["local_negation"] = local
     out["local_negation_type"] = ltype
     return out
@@ -247,8 +326,12 @@ def make_docs(rows: list[dict], src: str) -> list[Doc]:
     docs = []
     for i, f in enumerate(rows):
         if f["idx"] in seen:
-            raise DataError(f"duplicate idx {f['idx']!r} (also record {seen[f['idx']]})", path=src,
-                            record=i, field="idx")
+            raise DataError(
+                f"duplicate idx {f['idx']!r} (also record {seen[f['idx']]})",
+                path=src,
+                record=i,
+                field="idx",
+            )
         seen[f["idx"]] = i
         docs.append(Doc(f["idx"], f, src))
     return docs
@@ -258,15 +341,23 @@ def _load_local(root: Path, split: str) -> list[Doc]:
     p = find_split_file(root, split)
     if p is None:
         sub, name = SPLIT_FILES[split]
-        raise DataError(f"Thunder-KoNUBench {split} file not found", path=str(root),
-                        fix=f"expected dataset/Thunder_KoNUBench/{sub}/{name} of the official release "
-                            "(set NEGBENCH_DATA or NEGBENCH_KONUBENCH)")
+        raise DataError(
+            f"Thunder-KoNUBench {split} file not found",
+            path=str(root),
+            fix=f"expected dataset/Thunder_KoNUBench/{sub}/{name} of the official release "
+            "(set NEGBENCH_DATA or NEGBENCH_KONUBENCH)",
+        )
     rows = [parse_record(o, str(p), str(i)) for i, o in enumerate(_read_json_array(p))]
     return make_docs(rows, str(p))
 
 
-def _hf_dataset(dataset_id: str, split: str, config: str | None, what: str,
-                local: str = "use a local folder of the official release"):
+def _hf_dataset(
+    dataset_id: str,
+    split: str,
+    config: str | None,
+    what: str,
+    local: str = "use a local folder of the official release",
+):
     return load_hub_dataset(dataset_id, split, config, what=what, local=local)
 
 
@@ -286,9 +377,12 @@ def _load_cached(source: str, split: str) -> tuple[Doc, ...]:
         return tuple(_load_local(root, split))
     if _is_hf(source):
         return tuple(_load_hf(_hf_id(source), split))
-    raise DataError("Thunder-KoNUBench data folder not found", path=source,
-                    fix="set NEGBENCH_DATA (folder holding konubench/), NEGBENCH_KONUBENCH (a folder "
-                        f"or hf:{HF_ID}), or run from the project root next to ../shared/data")
+    raise DataError(
+        "Thunder-KoNUBench data folder not found",
+        path=source,
+        fix="set NEGBENCH_DATA (folder holding konubench/), NEGBENCH_KONUBENCH (a folder "
+        f"or hf:{HF_ID}), or run from the project root next to ../shared/data",
+    )
 
 
 def _resolve(source: str | os.PathLike | None, default) -> str:
@@ -329,9 +423,13 @@ def local_type_en(d: Doc | dict) -> str:
 
 
 def _meta(d: Doc, types: list[str]) -> dict[str, Any]:
-    return {"idx": d["idx"], "option_types": types,
-            "local_negation_type": d["local_negation_type"] or NO_LOCAL,
-            "local_type": local_type_en(d), "n_options": len(types)}
+    return {
+        "idx": d["idx"],
+        "option_types": types,
+        "local_negation_type": d["local_negation_type"] or NO_LOCAL,
+        "local_type": local_type_en(d),
+        "n_options": len(types),
+    }
 
 
 def cloze_query(sentence: str) -> str:
@@ -345,16 +443,24 @@ def symbol_query(sentence: str, texts: Sequence[str], instruction: str = SYMBOL_
 
 def render_cloze(d: Doc) -> Rendered:
     opts = options(d)
-    return Rendered(cloze_query(d["original_sentence"]), [t for _, t in opts], 0,
-                    meta=_meta(d, [k for k, _ in opts]))
+    return Rendered(
+        cloze_query(d["original_sentence"]),
+        [t for _, t in opts],
+        0,
+        meta=_meta(d, [k for k, _ in opts]),
+    )
 
 
 def _render_letters(d: Doc, instruction: str) -> Rendered:
     opts = shuffled_options(d)
     texts = [t for _, t in opts]
-    gold = texts.index(d["standard_negation"])          # official: choices_str.index(std)
-    return Rendered(symbol_query(d["original_sentence"], texts, instruction),
-                    list(LETTERS[:len(opts)]), gold, meta=_meta(d, [k for k, _ in opts]))
+    gold = texts.index(d["standard_negation"])  # official: choices_str.index(std)
+    return Rendered(
+        symbol_query(d["original_sentence"], texts, instruction),
+        list(LETTERS[: len(opts)]),
+        gold,
+        meta=_meta(d, [k for k, _ in opts]),
+    )
 
 
 def render_symbol(d: Doc) -> Rendered:
@@ -381,7 +487,9 @@ def description(mode: str = "") -> str:
 
 
 CLOZE = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc", "acc_norm"))
-SYMBOL = ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",))   # letters: acc_norm = acc
+SYMBOL = ChoiceLoglikelihood(
+    target_delimiter=TARGET_DELIMITER, metrics=("acc",)
+)  # letters: acc_norm = acc
 #: Subsets spread over the local-negation clause types (three-option items included).
 STRUCTURE = Structure(stratum="local_negation_type", stratum_name="local-negation clause type")
 GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=official_letter)
@@ -420,17 +528,21 @@ def konubench_metrics(mode: str, records: list[dict]) -> dict:
     cloze …), a metric of the formulation already."""
     records = list(records)
     key = _score_field(mode, records)
-    ea = error_analysis(records, pred_field=ERROR_PRED_FIELD, subtype_key="local_type",
-                        no_local_subtype=NO_LOCAL)
+    ea = error_analysis(
+        records, pred_field=ERROR_PRED_FIELD, subtype_key="local_type", no_local_subtype=NO_LOCAL
+    )
     out: dict[str, Any] = {"error_rate": ea["error_rate"], "n_format_wrong": ea["n_format_wrong"]}
     for t in WRONG_TYPES:
         out[f"incorrect_{t}_pct"] = ea["incorrect_choice"][t]["pct"]
     out["error_analysis"] = ea
     if mode == "cloze" and records and "pred_norm" in records[0]:
-        out["error_analysis_norm"] = error_analysis(records, pred_field="pred_norm",
-                                                    subtype_key="local_type", no_local_subtype=NO_LOCAL)
+        out["error_analysis_norm"] = error_analysis(
+            records, pred_field="pred_norm", subtype_key="local_type", no_local_subtype=NO_LOCAL
+        )
     if mode == "cloze" and records and "pred" in records[0]:
-        out["error_analysis_official"] = error_analysis(official_cloze_types(records), pred_field="pred")
+        out["error_analysis_official"] = error_analysis(
+            official_cloze_types(records), pred_field="pred"
+        )
     # Table 8 as printed: the official analyze.py labelling (differs from ours in cloze only) and
     # "performance" = accuracy of the raw argmax (exact match for generation), not acc_norm
     out["error_analysis_paper"] = out.get("error_analysis_official", ea)
@@ -443,13 +555,20 @@ def konubench_metrics(mode: str, records: list[dict]) -> dict:
 
 def table8_markdown(rows: list[tuple[str, dict]], ea_key: str = "error_analysis_paper") -> str:
     """Table 8's columns: performance (%), incorrect-choice distribution (%)."""
-    lines = ["| setting | performance | " + " | ".join(f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES) + " |",
-             "|---|---:|" + "---:|" * len(WRONG_TYPES)]
+    lines = [
+        "| setting | performance | "
+        + " | ".join(f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES)
+        + " |",
+        "|---|---:|" + "---:|" * len(WRONG_TYPES),
+    ]
     for name, m in rows:
         ic = m[ea_key]["incorrect_choice"]
         perf = m.get("table8_performance", float("nan"))
-        lines.append(f"| {name} | {_pct(100 * perf)} | "
-                     + " | ".join(_pct(ic[t]["pct"]) for t in WRONG_TYPES) + " |")
+        lines.append(
+            f"| {name} | {_pct(100 * perf)} | "
+            + " | ".join(_pct(ic[t]["pct"]) for t in WRONG_TYPES)
+            + " |"
+        )
     return "\n".join(lines)
 
 
@@ -468,16 +587,22 @@ def run_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     kinds = list(LOCAL_TYPES.values())
     out = []
     if all("error_analysis_paper" in m for _, m in rows):
-        out += [f"Thunder-KoNUBench {mode}: Table 8 as in the paper (the official analyze.py "
-                "labelling; performance = accuracy of the raw log-likelihood argmax, or exact match "
-                "for generation)", table8_markdown(rows)]
+        out += [
+            f"Thunder-KoNUBench {mode}: Table 8 as in the paper (the official analyze.py "
+            "labelling; performance = accuracy of the raw log-likelihood argmax, or exact match "
+            "for generation)",
+            table8_markdown(rows),
+        ]
     ea_rows = [(name, m["error_analysis"]) for name, m in rows]
-    out += [f"Thunder-KoNUBench {mode}: incorrect-choice distribution, ours (corrected labels for "
-            "the three-option items; not the paper's table); wrong answers from the raw "
-            "log-likelihood argmax (cloze, symbol) or the filtered generation",
-            format_error_table(ea_rows),
-            "Local-negation confusion by clause type (items of that type where the local "
-            "negation was picked, %)", format_error_table(ea_rows, subtypes=kinds)]
+    out += [
+        f"Thunder-KoNUBench {mode}: incorrect-choice distribution, ours (corrected labels for "
+        "the three-option items; not the paper's table); wrong answers from the raw "
+        "log-likelihood argmax (cloze, symbol) or the filtered generation",
+        format_error_table(ea_rows),
+        "Local-negation confusion by clause type (items of that type where the local "
+        "negation was picked, %)",
+        format_error_table(ea_rows, subtypes=kinds),
+    ]
     return "\n\n".join(out) + "\n"
 
 
@@ -485,12 +610,15 @@ def run_tables(mode: str, rows: list[tuple[str, dict]]) -> str:
 # -- diagnostics (§3.3) -------------------------------------------------------------------------------
 def _parse_kmmlu(obj: Any, path: str, rec: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise DataError(f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec)
+        raise DataError(
+            f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec
+        )
     out = {k: field(obj, k, str, path=path, record=rec) for k in ("question", "A", "B")}
     ans = field(obj, "answer", int, path=path, record=rec)
     if ans not in (0, 1):
-        raise DataError(f"answer must be 0 (A) or 1 (B), got {ans!r}", path=path, record=rec,
-                        field="answer")
+        raise DataError(
+            f"answer must be 0 (A) or 1 (B), got {ans!r}", path=path, record=rec, field="answer"
+        )
     out["answer"] = ans
     out["Category"] = field(obj, "Category", str, path=path, record=rec, optional=True)
     return out
@@ -498,38 +626,54 @@ def _parse_kmmlu(obj: Any, path: str, rec: str) -> dict[str, Any]:
 
 def _parse_boolq(obj: Any, path: str, rec: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise DataError(f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec)
+        raise DataError(
+            f"a record is not a JSON object ({type(obj).__name__})", path=path, record=rec
+        )
     out = {k: field(obj, k, str, path=path, record=rec) for k in ("paragraph", "question")}
     lab = field(obj, "label", int, path=path, record=rec)
     if lab not in (0, 1):
-        raise DataError(f"label must be 0 (아니오) or 1 (예), got {lab!r}", path=path, record=rec,
-                        field="label")
+        raise DataError(
+            f"label must be 0 (아니오) or 1 (예), got {lab!r}", path=path, record=rec, field="label"
+        )
     out["label"] = lab
     return out
 
 
-_DIAG_PARSERS = {"kmmlu-neg": _parse_kmmlu, "kmmlu-pos": _parse_kmmlu, "kobest-boolq-neg": _parse_boolq}
+_DIAG_PARSERS = {
+    "kmmlu-neg": _parse_kmmlu,
+    "kmmlu-pos": _parse_kmmlu,
+    "kobest-boolq-neg": _parse_boolq,
+}
 
 
 @lru_cache(maxsize=None)
 def _load_diag_cached(source: str, task: str) -> tuple[Doc, ...]:
     root = Path(source)
     if not root.is_dir():
-        raise DataError(f"{task}: data folder not found (the diagnostic sets are in the GitHub "
-                        "release only)", path=source,
-                        fix="set NEGBENCH_DATA (folder holding konubench/) or NEGBENCH_KONUBENCH "
-                            "to a folder of the official release")
+        raise DataError(
+            f"{task}: data folder not found (the diagnostic sets are in the GitHub release only)",
+            path=source,
+            fix="set NEGBENCH_DATA (folder holding konubench/) or NEGBENCH_KONUBENCH "
+            "to a folder of the official release",
+        )
     p = find_diag_file(root, task)
     if p is None:
         folder, name = DIAG_FILES[task]
-        raise DataError(f"{task} file not found", path=str(root),
-                        fix=f"expected dataset/{folder}/test/{name} of the official release")
+        raise DataError(
+            f"{task} file not found",
+            path=str(root),
+            fix=f"expected dataset/{folder}/test/{name} of the official release",
+        )
     parse = _DIAG_PARSERS[task]
-    return tuple(Doc(str(i), {**parse(o, str(p), str(i)), "row": i}, str(p))
-                 for i, o in enumerate(_read_json_array(p)))
+    return tuple(
+        Doc(str(i), {**parse(o, str(p), str(i)), "row": i}, str(p))
+        for i, o in enumerate(_read_json_array(p))
+    )
 
 
-def load_diagnostic(task: str, split: str = "test", source: str | os.PathLike | None = None) -> list[Doc]:
+def load_diagnostic(
+    task: str, split: str = "test", source: str | os.PathLike | None = None
+) -> list[Doc]:
     """Records of ``kmmlu-neg`` / ``kmmlu-pos`` / ``kobest-boolq-neg`` (test only)."""
     if split != "test":
         raise TaskError(f"{task} has only a test split", where="split", fix="use 'test'")
@@ -553,25 +697,43 @@ def _load_kobest_cached(source: str, split: str) -> tuple[Doc, ...]:
         for name in (f"{split}.jsonl", f"{split}.json"):
             p = root / name
             if p.is_file():
-                return tuple(Doc(str(i), {**_parse_boolq(o, str(p), str(i)), "row": i}, str(p))
-                             for i, o in enumerate(_read_records_file(p)))
-        raise DataError(f"KoBEST BoolQ {split} file not found", path=str(root),
-                        fix=f"expected {split}.jsonl or {split}.json with paragraph, question, label")
+                return tuple(
+                    Doc(str(i), {**_parse_boolq(o, str(p), str(i)), "row": i}, str(p))
+                    for i, o in enumerate(_read_records_file(p))
+                )
+        raise DataError(
+            f"KoBEST BoolQ {split} file not found",
+            path=str(root),
+            fix=f"expected {split}.jsonl or {split}.json with paragraph, question, label",
+        )
     if _is_hf(source):
-        ds = _hf_dataset(_hf_id(source), split, KOBEST_CONFIG, "KoBEST BoolQ",
-                         local=f"point NEGBENCH_KOBEST_BOOLQ at a folder with {split}.jsonl "
-                               "(paragraph, question, label)")
+        ds = _hf_dataset(
+            _hf_id(source),
+            split,
+            KOBEST_CONFIG,
+            "KoBEST BoolQ",
+            local=f"point NEGBENCH_KOBEST_BOOLQ at a folder with {split}.jsonl "
+            "(paragraph, question, label)",
+        )
         src = f"hf:{_hf_id(source)}/{KOBEST_CONFIG}/{split}"
-        return tuple(Doc(str(i), {**_parse_boolq(dict(o), src, str(i)), "row": i}, src)
-                     for i, o in enumerate(ds))
-    raise DataError("KoBEST BoolQ source not found", path=source,
-                    fix=f"set NEGBENCH_KOBEST_BOOLQ to a folder or a hub id (default hf:{KOBEST_HF_ID})")
+        return tuple(
+            Doc(str(i), {**_parse_boolq(dict(o), src, str(i)), "row": i}, src)
+            for i, o in enumerate(ds)
+        )
+    raise DataError(
+        "KoBEST BoolQ source not found",
+        path=source,
+        fix=f"set NEGBENCH_KOBEST_BOOLQ to a folder or a hub id (default hf:{KOBEST_HF_ID})",
+    )
 
 
 def load_kobest_boolq(split: str = "test", source: str | os.PathLike | None = None) -> list[Doc]:
     if split not in KOBEST_SPLITS:
-        raise TaskError(f"KoBEST BoolQ has no split '{split}'", where="split",
-                        fix="one of " + ", ".join(KOBEST_SPLITS))
+        raise TaskError(
+            f"KoBEST BoolQ has no split '{split}'",
+            where="split",
+            fix="one of " + ", ".join(KOBEST_SPLITS),
+        )
     return list(_load_kobest_cached(_resolve(source, default_kobest_source), split))
 
 
@@ -593,14 +755,19 @@ def boolq_query(d: Doc | dict) -> str:
 
 
 def render_kmmlu(d: Doc) -> Rendered:
-    return Rendered(kmmlu_query(d), ["A", "B"], d["answer"],
-                    meta={"row": d["row"], "Category": d["Category"]})
+    return Rendered(
+        kmmlu_query(d), ["A", "B"], d["answer"], meta={"row": d["row"], "Category": d["Category"]}
+    )
 
 
 def render_kmmlu_r(d: Doc) -> Rendered:
     """``doc_to_target: "{{ 1 if answer == 0 else 0 }}"``."""
-    return Rendered(kmmlu_query_r(d), ["A", "B"], 1 if d["answer"] == 0 else 0,
-                    meta={"row": d["row"], "Category": d["Category"]})
+    return Rendered(
+        kmmlu_query_r(d),
+        ["A", "B"],
+        1 if d["answer"] == 0 else 0,
+        meta={"row": d["row"], "Category": d["Category"]},
+    )
 
 
 def render_boolq(d: Doc) -> Rendered:
@@ -624,17 +791,26 @@ def kmmlu_metrics(mode: str, records: list[dict]) -> dict:
 
 
 def boolq_metrics(mode: str, records: list[dict]) -> dict:
-    return {"f1": macro_f1(records), "by_gold": by_group(
-        [{**r, "meta": {**r["meta"], "gold": BOOLQ_CHOICES[r["gold_index"]]}} for r in records],
-        "gold", "acc")}
+    return {
+        "f1": macro_f1(records),
+        "by_gold": by_group(
+            [{**r, "meta": {**r["meta"], "gold": BOOLQ_CHOICES[r["gold_index"]]}} for r in records],
+            "gold",
+            "acc",
+        ),
+    }
 
 
 # -- tasks ------------------------------------------------------------------------------------------
-def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.PathLike | None = None,
-               kobest_source: str | os.PathLike | None = None) -> tuple[Task, ...]:
+def make_tasks(
+    source: str | os.PathLike | None = None,
+    diag_source: str | os.PathLike | None = None,
+    kobest_source: str | os.PathLike | None = None,
+) -> tuple[Task, ...]:
     """``konubench``, ``kmmlu-neg``, ``kmmlu-pos``, ``kobest-boolq-neg``, ``kobest-boolq``; each
     source defaults to :func:`default_source` / :func:`default_diag_source` /
     :func:`default_kobest_source`, resolved when data is first loaded."""
+
     def kb(split: str) -> list[Doc]:
         return load_split(split, source)
 
@@ -647,53 +823,141 @@ def make_tasks(source: str | os.PathLike | None = None, diag_source: str | os.Pa
     konu = Task(
         name="konubench",
         summary="Thunder-KoNUBench test (1,284): pick the standard negation of a Korean sentence "
-                "(cloze: acc_norm; symbol: acc); few-shot from validation",
-        load=kb, modes={
-            "cloze": ModeSpec(render_cloze, CLOZE, "log-likelihood of each option after "
-                              "'…\\n부정문:'; the paper reports acc_norm", headline="acc_norm"),
-            "symbol": ModeSpec(render_symbol, SYMBOL, "options listed A-D in the official per-idx "
-                               "order, log-likelihood of the letters; the paper reports acc"),
-            "generate": ModeSpec(render_symbol, GENERATE, "symbol prompt, greedy generation until "
-                                 "newline, first [A-D] in the output, exact_match"),
-            "api": ModeSpec(render_api, GENERATE, "the official ko_nubench_api task (its prompt "
-                            "and description), greedy, first [A-D], exact_match; the paper's "
-                            "GPT / Claude setting"),
+        "(cloze: acc_norm; symbol: acc); few-shot from validation",
+        load=kb,
+        modes={
+            "cloze": ModeSpec(
+                render_cloze,
+                CLOZE,
+                "log-likelihood of each option after '…\\n부정문:'; the paper reports acc_norm",
+                headline="acc_norm",
+            ),
+            "symbol": ModeSpec(
+                render_symbol,
+                SYMBOL,
+                "options listed A-D in the official per-idx "
+                "order, log-likelihood of the letters; the paper reports acc",
+            ),
+            "generate": ModeSpec(
+                render_symbol,
+                GENERATE,
+                "symbol prompt, greedy generation until "
+                "newline, first [A-D] in the output, exact_match",
+            ),
+            "api": ModeSpec(
+                render_api,
+                GENERATE,
+                "the official ko_nubench_api task (its prompt "
+                "and description), greedy, first [A-D], exact_match; the paper's "
+                "GPT / Claude setting",
+            ),
         },
-        test_split="test", fewshot_split="validation", default_modes=("cloze", "symbol"),
-        default_shots=(0,), default_seeds=(PAPER_SEEDS[0],), protocol_shots=PAPER_SHOTS,
-        protocol_seeds=PAPER_SEEDS, fewshot_sampler="lm-eval", description=description,
-        target_delimiter=TARGET_DELIMITER, fewshot_delimiter=FEWSHOT_DELIMITER,
-        extra_metrics=konubench_metrics, tables=run_tables, language="ko", source=SOURCE,
-        structure=STRUCTURE, data=DATA)
-    kmmlu_common = dict(modes={"symbol": ModeSpec(render_kmmlu, SYMBOL, "'…\\nA. …\\nB. …\\n정답：', "
-                                                  "log-likelihood of A / B; the paper reports acc")},
-                        test_split="test", fewshot_split=None, default_modes=("symbol",),
-                        default_shots=(0,), extra_metrics=kmmlu_metrics, language="ko", source=SOURCE,
-                        data=DIAG_DATA)
+        test_split="test",
+        fewshot_split="validation",
+        default_modes=("cloze", "symbol"),
+        default_shots=(0,),
+        default_seeds=(PAPER_SEEDS[0],),
+        protocol_shots=PAPER_SHOTS,
+        protocol_seeds=PAPER_SEEDS,
+        fewshot_sampler="lm-eval",
+        description=description,
+        target_delimiter=TARGET_DELIMITER,
+        fewshot_delimiter=FEWSHOT_DELIMITER,
+        extra_metrics=konubench_metrics,
+        tables=run_tables,
+        language="ko",
+        source=SOURCE,
+        structure=STRUCTURE,
+        data=DATA,
+    )
+    kmmlu_common = dict(
+        modes={
+            "symbol": ModeSpec(
+                render_kmmlu,
+                SYMBOL,
+                "'…\\nA. …\\nB. …\\n정답：', log-likelihood of A / B; the paper reports acc",
+            )
+        },
+        test_split="test",
+        fewshot_split=None,
+        default_modes=("symbol",),
+        default_shots=(0,),
+        extra_metrics=kmmlu_metrics,
+        language="ko",
+        source=SOURCE,
+        data=DIAG_DATA,
+    )
     # official lm_eval/kmmlu_pos_r/kmmlu_pos_r.yaml: kmmlu_pos's records, options swapped, acc only
-    kmmlu_r = {**kmmlu_common, "modes": {"symbol": ModeSpec(
-        render_kmmlu_r, ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",)),
-        "'…\\nA. {B}\\nB. {A}\\n정답：' (options swapped), log-likelihood of A / B; acc")}}
-    boolq_mode = {"cloze": ModeSpec(render_boolq, CLOZE, "'{paragraph} 질문: {question} 답변: ', "
-                                    "log-likelihood of 아니오 / 예; the paper reports acc")}
+    kmmlu_r = {
+        **kmmlu_common,
+        "modes": {
+            "symbol": ModeSpec(
+                render_kmmlu_r,
+                ChoiceLoglikelihood(target_delimiter=TARGET_DELIMITER, metrics=("acc",)),
+                "'…\\nA. {B}\\nB. {A}\\n정답：' (options swapped), log-likelihood of A / B; acc",
+            )
+        },
+    }
+    boolq_mode = {
+        "cloze": ModeSpec(
+            render_boolq,
+            CLOZE,
+            "'{paragraph} 질문: {question} 답변: ', "
+            "log-likelihood of 아니오 / 예; the paper reports acc",
+        )
+    }
     return (
         konu,
-        Task(name="kmmlu-neg", summary="KMMLU items with a negated question as two-option "
-             "questions (7,154; §3.3 diagnostic)", load=diag("kmmlu-neg"), **kmmlu_common),
-        Task(name="kmmlu-pos", summary="the same KMMLU items with the question made affirmative "
-             "(7,154; §3.3 diagnostic)", load=diag("kmmlu-pos"), **kmmlu_common),
-        Task(name="kmmlu-pos-r", summary="kmmlu-pos with the two options swapped (official "
-             "kmmlu_pos_r; a position-bias control, not in the paper)", load=diag("kmmlu-pos"),
-             **kmmlu_r),
-        Task(name="kobest-boolq-neg", summary="KoBEST BoolQ test with negated questions (1,404; "
-             "§3.3 diagnostic)", load=diag("kobest-boolq-neg"), modes=boolq_mode, test_split="test",
-             fewshot_split=None, default_modes=("cloze",), default_shots=(0,),
-             extra_metrics=boolq_metrics, language="ko", source=SOURCE, data=DIAG_DATA),
-        Task(name="kobest-boolq", summary="KoBEST BoolQ test (1,404), original questions, from the "
-             f"hub ({KOBEST_HF_ID}, {KOBEST_CONFIG}) as lm-eval kobest_boolq", load=kobest,
-             modes=boolq_mode, test_split="test", fewshot_split="train", default_modes=("cloze",),
-             default_shots=(0,), extra_metrics=boolq_metrics, language="ko", source=KOBEST_SOURCE,
-             data=KOBEST_DATA),
+        Task(
+            name="kmmlu-neg",
+            summary="KMMLU items with a negated question as two-option "
+            "questions (7,154; §3.3 diagnostic)",
+            load=diag("kmmlu-neg"),
+            **kmmlu_common,
+        ),
+        Task(
+            name="kmmlu-pos",
+            summary="the same KMMLU items with the question made affirmative "
+            "(7,154; §3.3 diagnostic)",
+            load=diag("kmmlu-pos"),
+            **kmmlu_common,
+        ),
+        Task(
+            name="kmmlu-pos-r",
+            summary="kmmlu-pos with the two options swapped (official "
+            "kmmlu_pos_r; a position-bias control, not in the paper)",
+            load=diag("kmmlu-pos"),
+            **kmmlu_r,
+        ),
+        Task(
+            name="kobest-boolq-neg",
+            summary="KoBEST BoolQ test with negated questions (1,404; §3.3 diagnostic)",
+            load=diag("kobest-boolq-neg"),
+            modes=boolq_mode,
+            test_split="test",
+            fewshot_split=None,
+            default_modes=("cloze",),
+            default_shots=(0,),
+            extra_metrics=boolq_metrics,
+            language="ko",
+            source=SOURCE,
+            data=DIAG_DATA,
+        ),
+        Task(
+            name="kobest-boolq",
+            summary="KoBEST BoolQ test (1,404), original questions, from the "
+            f"hub ({KOBEST_HF_ID}, {KOBEST_CONFIG}) as lm-eval kobest_boolq",
+            load=kobest,
+            modes=boolq_mode,
+            test_split="test",
+            fewshot_split="train",
+            default_modes=("cloze",),
+            default_shots=(0,),
+            extra_metrics=boolq_metrics,
+            language="ko",
+            source=KOBEST_SOURCE,
+            data=KOBEST_DATA,
+        ),
     )
 
 

@@ -3,6 +3,7 @@ splits, samples, prompts, modes), ``truth_scorer.py`` (the official scorer: cohe
 4-7), ``paper_tables.py`` (report tables), ``recipes.py`` (LoRA, §6), ``export.py`` (Alpaca
 records), ``human_eval.py`` (§3.2 judge sheet, Table 3), ``build/`` (``negbench build
 notadataset``: WordNet triples, templates), ``README.md``."""
+
 from __future__ import annotations
 
 ORDER = 40
@@ -12,6 +13,7 @@ BENCHMARK = "notadataset"
 def register(r) -> None:
     from negbench.tasks.notadataset.tasks import NAME, TASK, make_task
     from negbench.tasks.registry import Builder
+
     r.tasks([TASK])
     r.add("task_factory", NAME, make_task)
     r.add("exporter_factory", NAME, "negbench.tasks.notadataset.export:exporter")
@@ -23,9 +25,11 @@ def register(r) -> None:
 
 def _add_build_parser(sub) -> None:
     from negbench.tasks.notadataset.build.cli import add_parser
+
     add_parser(sub)
 
 
 def _run_build(args) -> int:
     from negbench.tasks.notadataset.build.cli import run
+
     return run(args)

@@ -1,4 +1,5 @@
 """This is not a Dataset §6 LoRA recipe (App. B; the official configs/train/*.yaml, config.py)."""
+
 from __future__ import annotations
 
 from negbench.train.recipes import Recipe
@@ -24,19 +25,42 @@ def recipe() -> Recipe:
         name="notadataset",
         paper="This is not a Dataset §6, App. B; official configs/train/*.yaml, config.py",
         summary="This is not a Dataset true/false sentences, block split (train blocks)",
-        data="notadataset", data_split="train", template="auto", prompt_join=" ",
-        response_prefix="", append_eos=True,
+        data="notadataset",
+        data_split="train",
+        template="auto",
+        prompt_join=" ",
+        response_prefix="",
+        append_eos=True,
         instruction_chat="Is the following statement True or False? Answer only True or False.",
-        cutoff_len=512, prompt_loss_weight=0.05,
-        lora_rank=8, lora_alpha=16.0, lora_dropout=0.05, lora_target=("all",), quantization=8,
-        num_train_epochs=3.0, per_device_train_batch_size=32, gradient_accumulation_steps=1,
-        learning_rate=3e-4, lr_scheduler_type="cosine", warmup_ratio=0.03, weight_decay=0.0,
-        max_grad_norm=1.0, optim="adamw_torch", bf16=True, seed=42,
-        logging_steps=10, save_steps=500, save_total_limit=2,
-        eval_task="notadataset[split=test]", eval_modes=("next_token",), eval_chat="auto")
+        cutoff_len=512,
+        prompt_loss_weight=0.05,
+        lora_rank=8,
+        lora_alpha=16.0,
+        lora_dropout=0.05,
+        lora_target=("all",),
+        quantization=8,
+        num_train_epochs=3.0,
+        per_device_train_batch_size=32,
+        gradient_accumulation_steps=1,
+        learning_rate=3e-4,
+        lr_scheduler_type="cosine",
+        warmup_ratio=0.03,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        optim="adamw_torch",
+        bf16=True,
+        seed=42,
+        logging_steps=10,
+        save_steps=500,
+        save_total_limit=2,
+        eval_task="notadataset[split=test]",
+        eval_modes=("next_token",),
+        eval_chat="auto",
+    )
 
 
 RECIPES = (recipe(),)
+
 
 def register(r) -> None:
     """Called by the registry the first time recipes are asked for."""

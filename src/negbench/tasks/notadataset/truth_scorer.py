@@ -19,20 +19,44 @@ Where the official scorer would crash (a block with no sentence on one side of a
 a partial block), the block is counted as *unscorable* for that cell and left out of its
 percentage; :func:`coherence` reports how many.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Iterable, NamedTuple
 
-PATTERNS = {1: "Synonymy1", 2: "Antonymy1", 3: "Synonymy2", 4: "Antonymy2", 5: "Hypernymy",
-            6: "Part", 7: "Substance", 8: "Member", 9: "Agent", 10: "Instrument", 11: "Result"}
+PATTERNS = {
+    1: "Synonymy1",
+    2: "Antonymy1",
+    3: "Synonymy2",
+    4: "Antonymy2",
+    5: "Hypernymy",
+    6: "Part",
+    7: "Substance",
+    8: "Member",
+    9: "Agent",
+    10: "Instrument",
+    11: "Result",
+}
 ANTONYMY = frozenset({2, 4})
 NEGATION_TYPES = ("verbal", "non_verbal", "analytic", "synthetic", "clausal", "subclausal")
-COHERENCE_CELLS = ("All", "Affirmation-Negation_Input", "Affirmation-Negation_Distractor",
-                   "Input-Distractor_Affirmation", "Input-Distractor_Negation")
-ACCURACY_ORDER = ("all", "all_affirmations", "all_negations", "input_affirmation", "input_negation",
-                  "distractor_affirmation", "distractor_negation")
+COHERENCE_CELLS = (
+    "All",
+    "Affirmation-Negation_Input",
+    "Affirmation-Negation_Distractor",
+    "Input-Distractor_Affirmation",
+    "Input-Distractor_Negation",
+)
+ACCURACY_ORDER = (
+    "all",
+    "all_affirmations",
+    "all_negations",
+    "input_affirmation",
+    "input_negation",
+    "distractor_affirmation",
+    "distractor_negation",
+)
 
 
 class Judged(NamedTuple):
@@ -40,10 +64,10 @@ class Judged(NamedTuple):
     a full run makes 381,300 of them, twice)."""
 
     pattern_id: int
-    block: str                   # test block (triple) id
-    negation_type: str           # affirmation | verbal | non_verbal
-    semantic_type: str           # none | analytic | synthetic
-    syntactic_scope: str         # none | clausal | subclausal
+    block: str  # test block (triple) id
+    negation_type: str  # affirmation | verbal | non_verbal
+    semantic_type: str  # none | analytic | synthetic
+    syntactic_scope: str  # none | clausal | subclausal
     is_distractor: bool
     label: bool
     pred: bool
@@ -130,7 +154,7 @@ def block_coherence(block: list[Judged]) -> dict[str, bool | None]:
 def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | None]:
     """:func:`block_coherence` of the sentences ``idx`` of columns ``c``."""
     antonymy = pid in ANTONYMY
-    groups: tuple[list[bool], ...] = ([], [], [], [])    # negated, affirmative; then with distractor
+    groups: tuple[list[bool], ...] = ([], [], [], [])  # negated, affirmative; then with distractor
     n = n_correct = 0
     ntype, dist, label, pred = c.negation_type, c.is_distractor, c.label, c.pred
     for i in idx:
@@ -139,7 +163,7 @@ def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | Non
         gold, p = label[i], pred[i]
         if gold == p:
             n_correct += 1
-        regular = (not aff) if dist[i] else (aff != antonymy)              # regular_label
+        regular = (not aff) if dist[i] else (aff != antonymy)  # regular_label
         if gold == regular:
             groups[2 * dist[i] + aff].append(p)
     neg, aff_, neg_d, aff_d = groups
@@ -149,10 +173,13 @@ def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | Non
         everything = None if (wo is not False and w is not False) else False
     else:
         everything = wo and w and (n_correct == n or n_correct == 0)
-    return {"All": everything, "Affirmation-Negation_Input": wo,
-            "Affirmation-Negation_Distractor": w,
-            "Input-Distractor_Affirmation": _uniform_opposite(aff_, aff_d, opposite=not antonymy),
-            "Input-Distractor_Negation": _uniform_opposite(neg, neg_d, opposite=not antonymy)}
+    return {
+        "All": everything,
+        "Affirmation-Negation_Input": wo,
+        "Affirmation-Negation_Distractor": w,
+        "Input-Distractor_Affirmation": _uniform_opposite(aff_, aff_d, opposite=not antonymy),
+        "Input-Distractor_Negation": _uniform_opposite(neg, neg_d, opposite=not antonymy),
+    }
 
 
 def tally(verdicts: Iterable[dict[str, bool | None]]) -> dict:
@@ -220,8 +247,17 @@ def report_columns(c: Columns, blocks: dict[str, list[int]]) -> dict:
     present (named as in the release: Synonymy1, Antonymy1, …). Coherence is judged over
     ``blocks`` (block → sentence indices; each verdict computed once, counted overall and in its
     pattern)."""
-    counts = Counter(zip(c.pattern_id, c.negation_type, c.semantic_type, c.syntactic_scope,
-                         c.is_distractor, c.label, c.pred))
+    counts = Counter(
+        zip(
+            c.pattern_id,
+            c.negation_type,
+            c.semantic_type,
+            c.syntactic_scope,
+            c.is_distractor,
+            c.label,
+            c.pred,
+        )
+    )
     overall: dict[tuple, int] = {}
     per: dict[int, list[tuple[tuple, int]]] = {}
     for (pid, *sig), n in counts.items():
@@ -245,9 +281,13 @@ def table4_row(report: dict) -> dict[str, float]:
     """The paper's Table 4 columns (percent) from a :func:`score` report."""
     acc = lambda k: report[k]["accuracy"] if k in report else float("nan")
     coh = report["coherence_scores"]
-    return {"coherence_all": coh["All"]["Coherence_percentage"],
-            "coherence_wo_distractor": coh["Affirmation-Negation_Input"]["Coherence_percentage"],
-            "coherence_w_distractor": coh["Affirmation-Negation_Distractor"]["Coherence_percentage"],
-            "acc": acc("all"), "acc_aff_wo": acc("input_affirmation"),
-            "acc_neg_wo": acc("input_negation"), "acc_aff_w": acc("distractor_affirmation"),
-            "acc_neg_w": acc("distractor_negation")}
+    return {
+        "coherence_all": coh["All"]["Coherence_percentage"],
+        "coherence_wo_distractor": coh["Affirmation-Negation_Input"]["Coherence_percentage"],
+        "coherence_w_distractor": coh["Affirmation-Negation_Distractor"]["Coherence_percentage"],
+        "acc": acc("all"),
+        "acc_aff_wo": acc("input_affirmation"),
+        "acc_neg_wo": acc("input_negation"),
+        "acc_aff_w": acc("distractor_affirmation"),
+        "acc_neg_w": acc("distractor_negation"),
+    }

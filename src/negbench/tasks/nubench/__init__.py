@@ -2,6 +2,7 @@
 metrics, error analysis), ``paper_tables.py`` (Tables 6, 11-13, 15-22), ``recipes.py`` (LoRA,
 App. N), ``export.py`` (Alpaca records, Listing 11), ``human_eval.py`` (answer sheet),
 ``build.py`` (the English side of ``negbench build mcq``), ``README.md``."""
+
 from __future__ import annotations
 
 ORDER = 20
@@ -10,6 +11,7 @@ BENCHMARK = "nubench"
 
 def register(r) -> None:
     from negbench.tasks.nubench.tasks import TASKS
+
     r.tasks(TASKS)
     r.add("paper_tables", BENCHMARK, "negbench.tasks.nubench.paper_tables:paper_tables")
     r.add("subtype_labels", BENCHMARK, "negbench.tasks.nubench.paper_tables:NUBENCH_SUBTYPES")

@@ -3,6 +3,7 @@ modes, metrics), ``paper_tables.py`` (accuracy per condition, Tables 2-4), ``REA
 
 This folder is the whole benchmark: ``register`` below is the only place that tells negbench
 about it (found by the scan of :mod:`negbench.tasks.registry`)."""
+
 from __future__ import annotations
 
 ORDER = 70
@@ -10,6 +11,7 @@ ORDER = 70
 
 def register(r) -> None:
     from negbench.tasks.scone.tasks import NLG_TASK, NLI_NAME, NLI_TASK, make_task
+
     r.tasks([NLI_TASK], benchmark="scone-nli")
     r.tasks([NLG_TASK], benchmark="scone-nlg")
     r.add("task_factory", NLI_NAME, make_task, benchmark="scone-nli")

@@ -25,6 +25,7 @@ Metrics: accuracy per condition (all six, ``acc_<condition>``) and over all reco
 functions of the per-sample records (``meta.split``, ``meta.label`` and the mode's correctness
 field), so ``negbench rescore`` recomputes them.
 """
+
 from __future__ import annotations
 
 import csv
@@ -48,15 +49,28 @@ from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
 
 NLI_NAME = "scone-nli"
 NLG_NAME = "scone-nlg"
-SOURCE = ("ScoNe, She et al. (ACL 2023); github selenashe/ScoNe (CC0); prompts from github "
-          "cgpotts/llm-negation")
+SOURCE = (
+    "ScoNe, She et al. (ACL 2023); github selenashe/ScoNe (CC0); prompts from github "
+    "cgpotts/llm-negation"
+)
 
 #: The six conditions, in the paper's order (Table 1): number of negations, scoping or not.
-CONDITIONS: tuple[str, ...] = ("no_negation", "one_not_scoped", "two_not_scoped", "two_scoped",
-                               "one_scoped", "one_scoped_one_not_scoped")
-CONDITION_LABELS = {"no_negation": "No negation", "one_not_scoped": "One not scoped",
-                    "two_not_scoped": "Two not scoped", "two_scoped": "Two scoped",
-                    "one_scoped": "One scoped", "one_scoped_one_not_scoped": "One scoped, one not"}
+CONDITIONS: tuple[str, ...] = (
+    "no_negation",
+    "one_not_scoped",
+    "two_not_scoped",
+    "two_scoped",
+    "one_scoped",
+    "one_scoped_one_not_scoped",
+)
+CONDITION_LABELS = {
+    "no_negation": "No negation",
+    "one_not_scoped": "One not scoped",
+    "two_not_scoped": "Two not scoped",
+    "two_scoped": "Two scoped",
+    "one_scoped": "One scoped",
+    "one_scoped_one_not_scoped": "One scoped, one not",
+}
 LABELS = ("entailment", "neutral")
 #: Columns per file: the edited pair, except ``one_scoped.csv`` (the original NMoNLI columns).
 COLUMNS = {c: ("sentence1_edited", "sentence2_edited", "gold_label_edited") for c in CONDITIONS}
@@ -84,23 +98,35 @@ def read_csv(path: Path, required: Sequence[str]) -> list[tuple[str, dict[str, s
     the header)."""
     text = read_text(path) if path.is_file() else None
     if text is None:
-        raise DataError("data file not found", path=str(path),
-                        fix="point $NEGBENCH_SCONE at the ScoNe release (github selenashe/ScoNe)")
+        raise DataError(
+            "data file not found",
+            path=str(path),
+            fix="point $NEGBENCH_SCONE at the ScoNe release (github selenashe/ScoNe)",
+        )
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     header = next(reader, None)
     if not header:
         raise DataError("empty file (no header row)", path=str(path))
     missing = [c for c in required if c not in header]
     if missing:
-        raise DataError(f"missing column(s) {', '.join(missing)}", path=str(path), record="header",
-                        field=missing[0], fix="the header must name: " + ", ".join(required))
+        raise DataError(
+            f"missing column(s) {', '.join(missing)}",
+            path=str(path),
+            record="header",
+            field=missing[0],
+            fix="the header must name: " + ", ".join(required),
+        )
     out = []
     for n, row in enumerate(reader, 1):
         if not any(x.strip() for x in row):
             continue
         if len(row) != len(header):
-            raise DataError(f"{len(row)} fields, the header has {len(header)}", path=str(path),
-                            record=f"row {n}", fix="quote fields that contain commas")
+            raise DataError(
+                f"{len(row)} fields, the header has {len(header)}",
+                path=str(path),
+                record=f"row {n}",
+                fix="quote fields that contain commas",
+            )
         out.append((f"row {n}", dict(zip(header, row))))
     if not out:
         raise DataError("no records", path=str(path))
@@ -121,17 +147,36 @@ def read_nli(path: Path, condition: str, part: str) -> list[Doc]:
     for rec, row in read_csv(path, (s1, s2, lab)):
         label = _text(row, lab, path, rec).lower()
         if label not in LABELS:
-            raise DataError(f"label {label!r} is not entailment or neutral", path=str(path),
-                            record=rec, field=lab, fix="ScoNe-NLI labels are entailment / neutral")
+            raise DataError(
+                f"label {label!r} is not entailment or neutral",
+                path=str(path),
+                record=rec,
+                field=lab,
+                fix="ScoNe-NLI labels are entailment / neutral",
+            )
         idx = row.get("", "").strip() or rec.split()[1]
         rid = f"{part}/{condition}/{idx}"
         if rid in seen:
-            raise DataError(f"duplicate row index {idx!r} (first at {seen[rid]})", path=str(path),
-                            record=rec, field="(index column)")
+            raise DataError(
+                f"duplicate row index {idx!r} (first at {seen[rid]})",
+                path=str(path),
+                record=rec,
+                field="(index column)",
+            )
         seen[rid] = rec
-        docs.append(Doc(rid, {"premise": _text(row, s1, path, rec),
-                              "hypothesis": _text(row, s2, path, rec),
-                              "label": label, "split": condition, "row": idx}, str(path)))
+        docs.append(
+            Doc(
+                rid,
+                {
+                    "premise": _text(row, s1, path, rec),
+                    "hypothesis": _text(row, s2, path, rec),
+                    "label": label,
+                    "split": condition,
+                    "row": idx,
+                },
+                str(path),
+            )
+        )
     return docs
 
 
@@ -140,8 +185,9 @@ def _nli(root: str, part: str, condition: str) -> tuple[Doc, ...]:
     return tuple(read_nli(Path(root) / "scone_nli" / part / f"{condition}.csv", condition, part))
 
 
-def load_nli(part: str, conditions: Sequence[str] = CONDITIONS, root: str | Path | None = None
-             ) -> list[Doc]:
+def load_nli(
+    part: str, conditions: Sequence[str] = CONDITIONS, root: str | Path | None = None
+) -> list[Doc]:
     """Records of ``part`` (``test`` or ``train``) for ``conditions``, condition by condition."""
     r = str(root or data_root())
     return [d for c in conditions for d in _nli(r, part, c)]
@@ -158,13 +204,22 @@ def read_nlg(path: Path) -> list[Doc]:
     for rec, row in read_csv(path, NLG_COLUMNS):
         f = {c: _text(row, c, path, rec) for c in NLG_COLUMNS}
         if f["prompt_type"] not in NLG_TYPES:
-            raise DataError(f"prompt_type {f['prompt_type']!r}", path=str(path), record=rec,
-                            field="prompt_type", fix="one of " + ", ".join(NLG_TYPES))
+            raise DataError(
+                f"prompt_type {f['prompt_type']!r}",
+                path=str(path),
+                record=rec,
+                field="prompt_type",
+                fix="one of " + ", ".join(NLG_TYPES),
+            )
         try:
             frame = int(f.pop("frame_num"))
         except ValueError:
-            raise DataError(f"frame_num {row['frame_num']!r} is not an integer", path=str(path),
-                            record=rec, field="frame_num") from None
+            raise DataError(
+                f"frame_num {row['frame_num']!r} is not an integer",
+                path=str(path),
+                record=rec,
+                field="frame_num",
+            ) from None
         f["frame"] = frame
         f["outcome"] = f["gold_outcome"].replace("HYPO", f["hypo"])
         idx = row.get("", "").strip() or rec.split()[1]
@@ -177,11 +232,14 @@ def read_nlg(path: Path) -> list[Doc]:
         types = sorted(d["prompt_type"] for d in ds)
         outcomes = list(dict.fromkeys(d["outcome"] for d in ds))
         if types != sorted(NLG_TYPES) or len(outcomes) != 2:
-            raise DataError(f"triplet {key} has prompt types {types} and {len(outcomes)} distinct "
-                            "outcome(s)", path=str(path), record=ds[0].id.split("/")[1],
-                            field="prompt_type" if types != sorted(NLG_TYPES) else "gold_outcome",
-                            fix="each (frame_num, hyper, hypo) needs one neg, one not_scope and "
-                                "one pos row, with two different gold outcomes")
+            raise DataError(
+                f"triplet {key} has prompt types {types} and {len(outcomes)} distinct outcome(s)",
+                path=str(path),
+                record=ds[0].id.split("/")[1],
+                field="prompt_type" if types != sorted(NLG_TYPES) else "gold_outcome",
+                fix="each (frame_num, hyper, hypo) needs one neg, one not_scope and "
+                "one pos row, with two different gold outcomes",
+            )
     for d in docs:
         outcomes = list(dict.fromkeys(x["outcome"] for x in groups[_triplet(d)]))
         out.append(Doc(d.id, {**d.fields, "outcomes": outcomes, "triplet": _triplet(d)}, d.source))
@@ -212,43 +270,62 @@ class Prompt:
     zero: str
     query: str
     demo: str
-    answers: tuple[str, str]          # (entailment, neutral)
-    normalize: bool = True            # mid-sentence normalisation of premise and hypothesis
-    strip_hypothesis: bool = False    # (without it) drop the hypothesis's final full stops
+    answers: tuple[str, str]  # (entailment, neutral)
+    normalize: bool = True  # mid-sentence normalisation of premise and hypothesis
+    strip_hypothesis: bool = False  # (without it) drop the hypothesis's final full stops
 
 
 # Placeholders: {p} premise, {h} hypothesis, {i} / {j} demonstration number / number + 1.
 PROMPTS: dict[str, Prompt] = {
-    "cond-q": Prompt("Is it true that if {p}, then {h}?",
-                     "Q: Is it true that if {p}, then {h}?\nA:",
-                     "Q{i}: Is it true that if {p}, then {h}?\nA{i}:", ("Yes", "Maybe")),
-    "hyp-q": Prompt("Assume that {p}. Is it then definitely true that {h}? Answer Yes or No.",
-                    "Q: Assume that {p}. Is it then definitely true that {h}? Answer Yes or No.\nA:",
-                    "Q{i}: Assume that {p}. Is it then definitely true that {h}? Answer Yes or No."
-                    "\nA{i}:", ("Yes", "No")),
-    "cond-truth": Prompt("If {p}, then {h}. Is this true?",
-                         # the authors' few-shot query has no space after "C:"
-                         "C:If {p}, then {h}. Is this true?\nA:",
-                         "C{i}: If {p}, then {h}. Is this true?\nA{i}:", ("Yes", "Maybe")),
+    "cond-q": Prompt(
+        "Is it true that if {p}, then {h}?",
+        "Q: Is it true that if {p}, then {h}?\nA:",
+        "Q{i}: Is it true that if {p}, then {h}?\nA{i}:",
+        ("Yes", "Maybe"),
+    ),
+    "hyp-q": Prompt(
+        "Assume that {p}. Is it then definitely true that {h}? Answer Yes or No.",
+        "Q: Assume that {p}. Is it then definitely true that {h}? Answer Yes or No.\nA:",
+        "Q{i}: Assume that {p}. Is it then definitely true that {h}? Answer Yes or No.\nA{i}:",
+        ("Yes", "No"),
+    ),
+    "cond-truth": Prompt(
+        "If {p}, then {h}. Is this true?",
+        # the authors' few-shot query has no space after "C:"
+        "C:If {p}, then {h}. Is this true?\nA:",
+        "C{i}: If {p}, then {h}. Is this true?\nA{i}:",
+        ("Yes", "Maybe"),
+    ),
     # Brown et al.-style: raw sentences, the hypothesis's final full stop dropped; the authors'
     # demonstrations number the answer one ahead (C1 / Q1 / A2), kept as published
-    "brown": Prompt("C: {p}\nQ: {h}. Yes, No, or Maybe?",
-                    "C: {p}\nQ: {h}. Yes, No, or Maybe?\nA:",
-                    "C{i}: {p}\nQ{i}: {h}. Yes, No, or Maybe?\nA{j}:", ("Yes", "Maybe"),
-                    normalize=False, strip_hypothesis=True),
-    "structured": Prompt("P: {p}\nH: {h}\nL:", "P: {p}\nH: {h}\nL:", "P{i}: {p}\nH{i}: {h}\nL{i}:",
-                         ("entailment", "neutral"), normalize=False),
+    "brown": Prompt(
+        "C: {p}\nQ: {h}. Yes, No, or Maybe?",
+        "C: {p}\nQ: {h}. Yes, No, or Maybe?\nA:",
+        "C{i}: {p}\nQ{i}: {h}. Yes, No, or Maybe?\nA{j}:",
+        ("Yes", "Maybe"),
+        normalize=False,
+        strip_hypothesis=True,
+    ),
+    "structured": Prompt(
+        "P: {p}\nH: {h}\nL:",
+        "P: {p}\nH: {h}\nL:",
+        "P{i}: {p}\nH{i}: {h}\nL{i}:",
+        ("entailment", "neutral"),
+        normalize=False,
+    ),
 }
-REASONING = ("Logical and commonsense reasoning exam.\n\n"
-             "Explain your reasoning in detail, then answer with Yes or No. Your answers should "
-             "follow this 4-line format:\n\n"
-             "Premise: <a tricky logical statement about the world>.\n"
-             "Question: <question requiring logical deduction>.\n"
-             "Reasoning: <an explanation of what you understand about the possible scenarios>.\n"
-             "Answer: <Yes or No>.\n\n"
-             "Premise: {p}\n"
-             "Question: Can we logically conclude for sure that {h}?\n"
-             "Reasoning: Let's think logically step by step. The premise basically tells us that")
+REASONING = (
+    "Logical and commonsense reasoning exam.\n\n"
+    "Explain your reasoning in detail, then answer with Yes or No. Your answers should "
+    "follow this 4-line format:\n\n"
+    "Premise: <a tricky logical statement about the world>.\n"
+    "Question: <question requiring logical deduction>.\n"
+    "Reasoning: <an explanation of what you understand about the possible scenarios>.\n"
+    "Answer: <Yes or No>.\n\n"
+    "Premise: {p}\n"
+    "Question: Can we logically conclude for sure that {h}?\n"
+    "Reasoning: Let's think logically step by step. The premise basically tells us that"
+)
 
 
 def _fill(template: str, d: Doc, prompt: Prompt, i: int | None = None) -> str:
@@ -270,6 +347,7 @@ DEMO_INDEX = "demo_index"
 def _render(prompt: Prompt, fewshot: bool):
     """Renderer of one prompt: the zero-shot query, or the few-shot query; a Doc drawn as a
     demonstration (it carries ``demo_index``) renders as the numbered demonstration."""
+
     def render(d: Doc) -> Rendered:
         i = d.fields.get(DEMO_INDEX)
         gold = LABELS.index(d["label"])
@@ -278,6 +356,7 @@ def _render(prompt: Prompt, fewshot: bool):
         else:
             q = _fill(prompt.query if fewshot else prompt.zero, d, prompt)
         return Rendered(q, list(prompt.answers), gold, target=prompt.answers[gold], meta=_meta(d))
+
     return render
 
 
@@ -287,12 +366,14 @@ def _render_gen(prompt: Prompt, fewshot: bool):
     def render(d: Doc) -> Rendered:
         r = base(d)
         return Rendered(r.query, [], d["label"], target=r.target, meta=r.meta)
+
     return render
 
 
 def render_reasoning(d: Doc) -> Rendered:
-    return Rendered(REASONING.format(p=mid(d["premise"]), h=mid(d["hypothesis"])), [], d["label"],
-                    meta=_meta(d))
+    return Rendered(
+        REASONING.format(p=mid(d["premise"]), h=mid(d["hypothesis"])), [], d["label"], meta=_meta(d)
+    )
 
 
 _YES = re.compile(r"\byes\b", re.I | re.M)
@@ -310,15 +391,19 @@ def _exact(s: str) -> str:
 GENERATE = Generation(stop=(), max_tokens=MAX_TOKENS, extract=infer_label, normalize=_exact)
 
 
-def paired_sampler(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | None
-                   ) -> Iterator[list[Doc]]:
+def paired_sampler(
+    docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int | None
+) -> Iterator[list[Doc]]:
     """The authors' demonstrations: for each record, ``k / 2`` examples per label drawn from the
     pool's records of the same condition whose premise and hypothesis both differ from the
     record's, entailment ones first; numbered 1..k (``demo_index``).  One ``random.Random(seed)``
     per unit, consumed in record order."""
     if k % 2:
-        raise TaskError(f"ScoNe few-shot prompts take two demonstrations per label; {k} is odd",
-                        where="--shots", fix="use an even number of shots (the paper: 4)")
+        raise TaskError(
+            f"ScoNe few-shot prompts take two demonstrations per label; {k} is odd",
+            where="--shots",
+            fix="use an even number of shots (the paper: 4)",
+        )
     rnd = random.Random(seed)
     by: dict[tuple[str, str], list[Doc]] = defaultdict(list)
     for p in pool:
@@ -326,14 +411,23 @@ def paired_sampler(docs: Sequence[Doc], pool: Sequence[Doc], k: int, seed: int |
     for d in docs:
         shots: list[Doc] = []
         for lab in LABELS:
-            cand = [p for p in by[(d["split"], lab)]
-                    if p["premise"] != d["premise"] and p["hypothesis"] != d["hypothesis"]]
+            cand = [
+                p
+                for p in by[(d["split"], lab)]
+                if p["premise"] != d["premise"] and p["hypothesis"] != d["hypothesis"]
+            ]
             if len(cand) < k // 2:
-                raise TaskError(f"{k // 2} {lab} demonstrations of {d['split']} asked, the pool "
-                                f"has {len(cand)}", where="--shots", fix="use fewer shots")
+                raise TaskError(
+                    f"{k // 2} {lab} demonstrations of {d['split']} asked, the pool "
+                    f"has {len(cand)}",
+                    where="--shots",
+                    fix="use fewer shots",
+                )
             shots += rnd.sample(cand, k // 2)
-        yield [Doc(f"{s.id}#{i}", {**s.fields, DEMO_INDEX: i}, s.source)
-               for i, s in enumerate(shots, 1)]
+        yield [
+            Doc(f"{s.id}#{i}", {**s.fields, DEMO_INDEX: i}, s.source)
+            for i, s in enumerate(shots, 1)
+        ]
 
 
 # -- metrics ---------------------------------------------------------------------------------------
@@ -411,9 +505,17 @@ def _pct(v: Any) -> str:
 # -- NLG ---------------------------------------------------------------------------------------------
 def render_nlg(d: Doc) -> Rendered:
     outs = list(d["outcomes"])
-    return Rendered(d["sentence"], outs, outs.index(d["outcome"]),
-                    meta={"split": d["prompt_type"], "triplet": d["triplet"], "frame": d["frame"],
-                          "outcomes": outs})
+    return Rendered(
+        d["sentence"],
+        outs,
+        outs.index(d["outcome"]),
+        meta={
+            "split": d["prompt_type"],
+            "triplet": d["triplet"],
+            "frame": d["frame"],
+            "outcomes": outs,
+        },
+    )
 
 
 def _norm(s: str) -> str:
@@ -449,9 +551,13 @@ class CompletionMatch:
     def score(self, r: Rendered, responses: list[GenerationResponse]) -> dict:
         out = responses[0].text
         found = outcome_in(out, r.choices)
-        return {"output": out, "matched": found, "stopped_by": responses[0].stopped_by,
-                "outcome_found": float(found is not None),
-                "acc": float(found == r.gold)}
+        return {
+            "output": out,
+            "matched": found,
+            "stopped_by": responses[0].stopped_by,
+            "outcome_found": float(found is not None),
+            "acc": float(found == r.gold),
+        }
 
 
 def nlg_metrics(mode: str, records: list[dict]) -> dict:
@@ -473,12 +579,17 @@ def nlg_metrics(mode: str, records: list[dict]) -> dict:
 
 
 def nlg_table(mode: str, rows: list[tuple[str, dict]]) -> str:
-    head = "| unit | " + " | ".join(NLG_TYPE_LABELS[t] for t in NLG_TYPES) + \
-        " | Overall | Triplets all right |"
+    head = (
+        "| unit | "
+        + " | ".join(NLG_TYPE_LABELS[t] for t in NLG_TYPES)
+        + " | Overall | Triplets all right |"
+    )
     lines = [head, "|" + "---|" * (len(NLG_TYPES) + 3)]
     for name, m in rows:
-        cells = [_pct(m.get(f"acc_{t}")) for t in NLG_TYPES] + [_pct(m.get("accuracy")),
-                                                                 _pct(m.get("triplet_consistency"))]
+        cells = [_pct(m.get(f"acc_{t}")) for t in NLG_TYPES] + [
+            _pct(m.get("accuracy")),
+            _pct(m.get("triplet_consistency")),
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -486,21 +597,31 @@ def nlg_table(mode: str, rows: list[tuple[str, dict]]) -> str:
 # -- tasks -------------------------------------------------------------------------------------------
 def nli_modes() -> dict[str, ModeSpec]:
     modes = {
-        "cloze": ModeSpec(_render(PROMPTS["cond-q"], True), ChoiceLoglikelihood(),
-                          "log-likelihood of ' Yes' / ' Maybe' after the conditional question "
-                          "(Q: … A:, ours after the paper's few-shot format)"),
-        "cloze-hyp": ModeSpec(_render(PROMPTS["hyp-q"], True), ChoiceLoglikelihood(),
-                              "log-likelihood of ' Yes' / ' No' after the hypothesis question "
-                              "(Q: … A:, ours)"),
+        "cloze": ModeSpec(
+            _render(PROMPTS["cond-q"], True),
+            ChoiceLoglikelihood(),
+            "log-likelihood of ' Yes' / ' Maybe' after the conditional question "
+            "(Q: … A:, ours after the paper's few-shot format)",
+        ),
+        "cloze-hyp": ModeSpec(
+            _render(PROMPTS["hyp-q"], True),
+            ChoiceLoglikelihood(),
+            "log-likelihood of ' Yes' / ' No' after the hypothesis question (Q: … A:, ours)",
+        ),
     }
     for name, p in PROMPTS.items():
-        modes[name] = ModeSpec(_render_gen(p, False), GENERATE,
-                               f"the paper's zero-shot {name} prompt; 'yes' in the output = entailment")
-        modes[f"{name}-fs"] = ModeSpec(_render_gen(p, True), GENERATE,
-                                       f"the paper's few-shot {name} prompt (use --shots 4)")
-    modes["reasoning"] = ModeSpec(render_reasoning, GENERATE,
-                                  "the paper's chain-of-thought reasoning prompt (zero-shot)")
-    for spec in modes.values():          # the paper's number: accuracy over the records
+        modes[name] = ModeSpec(
+            _render_gen(p, False),
+            GENERATE,
+            f"the paper's zero-shot {name} prompt; 'yes' in the output = entailment",
+        )
+        modes[f"{name}-fs"] = ModeSpec(
+            _render_gen(p, True), GENERATE, f"the paper's few-shot {name} prompt (use --shots 4)"
+        )
+    modes["reasoning"] = ModeSpec(
+        render_reasoning, GENERATE, "the paper's chain-of-thought reasoning prompt (zero-shot)"
+    )
+    for spec in modes.values():  # the paper's number: accuracy over the records
         spec.headline = "accuracy"
     return modes
 
@@ -510,23 +631,41 @@ def make_nli(options: dict[str, str] | None = None, root: str | Path | None = No
     opts = dict(options or {})
     split = opts.pop("split", None)
     if opts:
-        raise TaskError(f"unknown option(s) {', '.join(opts)} for {NLI_NAME}", where="--tasks",
-                        fix="scone-nli takes split=<condition>")
+        raise TaskError(
+            f"unknown option(s) {', '.join(opts)} for {NLI_NAME}",
+            where="--tasks",
+            fix="scone-nli takes split=<condition>",
+        )
     if split is not None and split not in CONDITIONS:
-        raise TaskError(f"unknown ScoNe condition {split!r}", where="--tasks",
-                        fix="split= one of " + ", ".join(CONDITIONS))
+        raise TaskError(
+            f"unknown ScoNe condition {split!r}",
+            where="--tasks",
+            fix="split= one of " + ", ".join(CONDITIONS),
+        )
     conds = (split,) if split else CONDITIONS
     name = f"{NLI_NAME}[split={split}]" if split else NLI_NAME
     return Task(
         name=name,
         summary="ScoNe-NLI: 6 negation-scope conditions × 200 test pairs, entailment / neutral "
-                "(option split=<condition>)",
+        "(option split=<condition>)",
         load=lambda part: load_nli(part, conds, root),
-        modes=nli_modes(), test_split="test", fewshot_split="train",
-        default_modes=("cloze",), default_shots=(0,), protocol_shots=(0, 4),
-        fewshot_sampler=paired_sampler, target_delimiter=" ", fewshot_delimiter="\n\n",
-        extra_metrics=nli_metrics, tables=nli_table, language="en", source=SOURCE,
-        structure=NLI_STRUCTURE, headline_parts=accuracy_parts, data=DATA)
+        modes=nli_modes(),
+        test_split="test",
+        fewshot_split="train",
+        default_modes=("cloze",),
+        default_shots=(0,),
+        protocol_shots=(0, 4),
+        fewshot_sampler=paired_sampler,
+        target_delimiter=" ",
+        fewshot_delimiter="\n\n",
+        extra_metrics=nli_metrics,
+        tables=nli_table,
+        language="en",
+        source=SOURCE,
+        structure=NLI_STRUCTURE,
+        headline_parts=accuracy_parts,
+        data=DATA,
+    )
 
 
 def make_nlg(root: str | Path | None = None) -> Task:
@@ -534,20 +673,37 @@ def make_nlg(root: str | Path | None = None) -> Task:
         if part != "test":
             raise TaskError("ScoNe-NLG has only a test set", where="--shots", fix="use --shots 0")
         return list(_nlg(str(root or data_root())))
+
     return Task(
         name=NLG_NAME,
         summary="ScoNe-NLG: 74 triplets of narratives to complete (negation / non-scoping / none)",
-        load=load, modes={
-            "loglik": ModeSpec(render_nlg, ChoiceLoglikelihood(),
-                               "log-likelihood of the gold outcome vs the triplet's other outcome "
-                               "(our automatic proxy)", headline="accuracy"),
-            "generate": ModeSpec(render_nlg, CompletionMatch(),
-                                 "greedy completion; gold outcome found in it (our strict proxy)",
-                                 headline="accuracy"),
+        load=load,
+        modes={
+            "loglik": ModeSpec(
+                render_nlg,
+                ChoiceLoglikelihood(),
+                "log-likelihood of the gold outcome vs the triplet's other outcome "
+                "(our automatic proxy)",
+                headline="accuracy",
+            ),
+            "generate": ModeSpec(
+                render_nlg,
+                CompletionMatch(),
+                "greedy completion; gold outcome found in it (our strict proxy)",
+                headline="accuracy",
+            ),
         },
-        test_split="test", fewshot_split=None, default_modes=("loglik",),
-        extra_metrics=nlg_metrics, tables=nlg_table, language="en", source=SOURCE,
-        structure=NLG_STRUCTURE, headline_parts=triplet_parts, data=DATA)
+        test_split="test",
+        fewshot_split=None,
+        default_modes=("loglik",),
+        extra_metrics=nlg_metrics,
+        tables=nlg_table,
+        language="en",
+        source=SOURCE,
+        structure=NLG_STRUCTURE,
+        headline_parts=triplet_parts,
+        data=DATA,
+    )
 
 
 def make_task(options: dict[str, str]) -> Task:

@@ -8,6 +8,7 @@ spelling rules (``radio`` -> ``radioes``, ``series`` -> ``serieses``, ``person``
 the release has no "people" and no mass-noun exception).  No PyPI inflection package is used: none
 reproduces these forms (see src/negbench/tasks/notadataset/build/README.md, "Templates").
 """
+
 from __future__ import annotations
 
 import os
@@ -50,8 +51,10 @@ def exceptions_from(folder: str | os.PathLike | None) -> Exceptions:
         return Exceptions()
     p = Path(folder)
     noun, verb = p / "noun.exc", p / "verb.exc"
-    return Exceptions(parse_exc(noun.read_text(encoding="utf-8")) if noun.is_file() else {},
-                      parse_exc(verb.read_text(encoding="utf-8"), "ing") if verb.is_file() else {})
+    return Exceptions(
+        parse_exc(noun.read_text(encoding="utf-8")) if noun.is_file() else {},
+        parse_exc(verb.read_text(encoding="utf-8"), "ing") if verb.is_file() else {},
+    )
 
 
 @lru_cache(maxsize=4)
@@ -64,7 +67,9 @@ def default_exceptions() -> Exceptions:
 
 
 _AN_EXPLICIT = re.compile(r"^(?:euler|hour(?!i)|heir|honest|hono[ur])", re.I)
-_A_SPECIAL = re.compile(r"^(?:e[uw]|[Oo]nc?e\b|[Oo]netime\b|[Uu]ni(?:[^nmd]|mo)|[Uu][bcfghjkqrst][aeiou])")
+_A_SPECIAL = re.compile(
+    r"^(?:e[uw]|[Oo]nc?e\b|[Oo]netime\b|[Uu]ni(?:[^nmd]|mo)|[Uu][bcfghjkqrst][aeiou])"
+)
 # case-sensitive on purpose: the release has "an Europe" but "a euro"
 _AN_ABBREV = re.compile(r"^[aefhilmnorsx]$|^[AEFHILMNORSX](?:[A-Z]|[-\d])", re.I)
 
@@ -79,8 +84,13 @@ def article(word: str) -> str:
     first = w.split()[0]
     if _AN_EXPLICIT.match(first):
         return "an"
-    if len(first) > 1 and first.isupper() and first.isalpha() or (len(first) > 1 and first[1] == "-"):
-        return "an" if _AN_ABBREV.match(first) else "a"       # an X-ray, an FBI agent, a UN body
+    if (
+        len(first) > 1
+        and first.isupper()
+        and first.isalpha()
+        or (len(first) > 1 and first[1] == "-")
+    ):
+        return "an" if _AN_ABBREV.match(first) else "a"  # an X-ray, an FBI agent, a UN body
     if _A_SPECIAL.match(first):
         return "a"
     if re.match(r"^U[NK][AIEO]?", first):

@@ -17,6 +17,7 @@ Template language (one string per template, JSON files ``NN.json`` per pattern):
 A recovered template (``recover_templates``) lists its expansions instead (``"variants"``), since
 the release only shows the expanded sentences.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,7 +34,7 @@ from negbench.tasks.notadataset.build.wordnet import release_definition
 from negbench.errors import DataError, NegbenchError
 from negbench.evaluation.store import atomic_write_text, json_lines, to_json
 
-if TYPE_CHECKING:                                          # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover
     from negbench.tasks.notadataset.build.triples import Term, Triple
     from negbench.tasks.notadataset.tasks import Release
 
@@ -58,9 +59,9 @@ class Template:
     semantic_type: str
     syntactic_scope: str
     variants: tuple[str, ...]
-    text: str | None = None          # the source form with [..|..] and (..), when written that way
-    truth: Mapping[str, bool] | None = None    # kind -> label, overriding the pattern's Table 10
-                                               # row (#03/#04 "X and Y are always different")
+    text: str | None = None  # the source form with [..|..] and (..), when written that way
+    truth: Mapping[str, bool] | None = None  # kind -> label, overriding the pattern's Table 10
+    # row (#03/#04 "X and Y are always different")
 
     @property
     def polarity(self) -> str:
@@ -78,8 +79,8 @@ class PatternTemplates:
 
     pattern_id: int
     relation: str
-    distractors: tuple[tuple[str, str], ...]          # (kind, slot replaced), header order
-    truth: Mapping[str, Mapping[str, bool]]            # polarity -> kind -> label
+    distractors: tuple[tuple[str, str], ...]  # (kind, slot replaced), header order
+    truth: Mapping[str, Mapping[str, bool]]  # polarity -> kind -> label
     templates: tuple[Template, ...]
     path: str = ""
 
@@ -100,11 +101,11 @@ class Generated:
     """One generated sentence, with the raw release's fields."""
 
     pattern_id: int
-    template: str                    # "3-1": template 3, variation 1
+    template: str  # "3-1": template 3, variation 1
     negation_type: str
     semantic_type: str
     syntactic_scope: str
-    kind: str                        # Input | Distractor | Distractor-1 | Distractor-2
+    kind: str  # Input | Distractor | Distractor-1 | Distractor-2
     label: bool
     sentence: str
 
@@ -118,8 +119,8 @@ class RawBlock:
     """A test block of the raw format: header fields and its sentences."""
 
     pattern_id: int
-    source: str                                          # "wn_part(00007846-n person_1,…)"
-    distractors: tuple[tuple[str, str], ...]             # ("Distractor", "section [0067…]")
+    source: str  # "wn_part(00007846-n person_1,…)"
+    distractors: tuple[tuple[str, str], ...]  # ("Distractor", "section [0067…]")
     sentences: tuple[Generated, ...] = field(default=())
 
 
@@ -157,7 +158,7 @@ def _parse_seq(text: str, i: int, stop: str) -> tuple[list, int]:
                     break
                 if c == "(":
                     raise TemplateSyntaxError("'|' inside an optional part '( )': use '[x|y]'")
-                i += 1                                   # '|'
+                i += 1  # '|'
             if c == "(":
                 options.append([])
             nodes.append(("alt", options))
@@ -169,8 +170,9 @@ def _parse_seq(text: str, i: int, stop: str) -> tuple[list, int]:
             m = _SLOT_RE.fullmatch(text, i, j + 1) if j > 0 else None
             if not m:
                 raise TemplateSyntaxError(
-                    f"bad slot {text[i:j + 1 if j > 0 else i + 12]!r}: use {{a}}, {{b}}, "
-                    "{a:a} (article), {a:pl}, {a:a+pl}, {a:ing}, {b:gloss}")
+                    f"bad slot {text[i : j + 1 if j > 0 else i + 12]!r}: use {{a}}, {{b}}, "
+                    "{a:a} (article), {a:pl}, {a:a+pl}, {a:ing}, {b:gloss}"
+                )
         buf.append(c)
         i += 1
     if buf:
@@ -208,15 +210,17 @@ def slots_of(text: str) -> set[str]:
 def _form(term: "Term", form: str, exc: inflect_en.Exceptions | None) -> str:
     if form == "gloss":
         if not term.definition:
-            raise NegbenchError(f"template needs the gloss of {term.word!r} but the term has none",
-                                fix="build the triple with its synset (Patterns #01/#02 use glosses)")
+            raise NegbenchError(
+                f"template needs the gloss of {term.word!r} but the term has none",
+                fix="build the triple with its synset (Patterns #01/#02 use glosses)",
+            )
         return gloss(term.definition)
     w = term.word
     if form == "a":
         return inflect_en.with_article(w)
     if form == "pl":
         return inflect_en.plural(w, exc)
-    if form == "a+pl":                  # the release's #08 "members of an electorates"
+    if form == "a+pl":  # the release's #08 "members of an electorates"
         return f"{inflect_en.article(w)} {inflect_en.plural(w, exc)}"
     if form == "ing":
         return inflect_en.gerund(w, exc)
@@ -231,23 +235,32 @@ def gloss(definition: str) -> str:
     return re.sub(r"^\([^()]*\)\s*", "", text)
 
 
-def render(variant: str, terms: Mapping[str, "Term"], exc: inflect_en.Exceptions | None = None) -> str:
+def render(
+    variant: str, terms: Mapping[str, "Term"], exc: inflect_en.Exceptions | None = None
+) -> str:
     """One expansion with its slots filled; the first character upper-cased."""
     out = _SLOT_RE.sub(lambda m: _form(terms[m.group(1)], m.group(2) or "", exc), variant)
     return inflect_en.capitalise(out)
 
 
-def instantiate(triple: "Triple", templates: Templates | PatternTemplates,
-                exc: inflect_en.Exceptions | None = None) -> list[Generated]:
+def instantiate(
+    triple: "Triple",
+    templates: Templates | PatternTemplates,
+    exc: inflect_en.Exceptions | None = None,
+) -> list[Generated]:
     """Every template × variation × (Input, distractors…) for one triple, in the release's order."""
     pt = templates if isinstance(templates, PatternTemplates) else templates.get(triple.pattern_id)
     if pt is None:
-        raise NegbenchError(f"no templates for pattern #{triple.pattern_id:02d}",
-                            fix="add NN.json to the templates folder or drop the pattern")
+        raise NegbenchError(
+            f"no templates for pattern #{triple.pattern_id:02d}",
+            fix="add NN.json to the templates folder or drop the pattern",
+        )
     if len(triple.distractors) != len(pt.distractors):
         raise NegbenchError(
             f"pattern #{pt.pattern_id:02d} templates expect {len(pt.distractors)} distractor(s), "
-            f"the triple {triple.source!r} has {len(triple.distractors)}", where=pt.path or None)
+            f"the triple {triple.source!r} has {len(triple.distractors)}",
+            where=pt.path or None,
+        )
     base = {"a": triple.a, "b": triple.b}
     sets = [("Input", base)]
     for (kind, slot), d in zip(pt.distractors, triple.distractors):
@@ -256,9 +269,18 @@ def instantiate(triple: "Triple", templates: Templates | PatternTemplates,
     for t in pt.templates:
         for v, text in enumerate(t.variants, 1):
             for kind, terms in sets:
-                out.append(Generated(pt.pattern_id, f"{t.id}-{v}", t.negation_type, t.semantic_type,
-                                     t.syntactic_scope, kind, t.label(pt, kind),
-                                     render(text, terms, exc)))
+                out.append(
+                    Generated(
+                        pt.pattern_id,
+                        f"{t.id}-{v}",
+                        t.negation_type,
+                        t.semantic_type,
+                        t.syntactic_scope,
+                        kind,
+                        t.label(pt, kind),
+                        render(text, terms, exc),
+                    )
+                )
     return out
 
 
@@ -268,8 +290,12 @@ def _req(obj: Mapping, key: str, typ, where: str, record: str | None = None):
         raise DataError("missing field", path=where, record=record, field=key)
     v = obj[key]
     if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-        raise DataError(f"expected {getattr(typ, '__name__', typ)}, got {v!r:.60}", path=where,
-                        record=record, field=key)
+        raise DataError(
+            f"expected {getattr(typ, '__name__', typ)}, got {v!r:.60}",
+            path=where,
+            record=record,
+            field=key,
+        )
     return v
 
 
@@ -284,10 +310,13 @@ def parse_pattern(obj: Any, where: str) -> PatternTemplates:
     dis = []
     for i, d in enumerate(_req(obj, "distractors", list, where)):
         if not (isinstance(d, dict) and d.get("kind") in KINDS[1:] and d.get("replaces") in SLOTS):
-            raise DataError(f"bad distractor {d!r:.80}", path=where, record=f"distractors[{i}]",
-                            field="distractors",
-                            fix='{"kind": "Distractor"|"Distractor-1"|"Distractor-2", '
-                                '"replaces": "a"|"b"}')
+            raise DataError(
+                f"bad distractor {d!r:.80}",
+                path=where,
+                record=f"distractors[{i}]",
+                field="distractors",
+                fix='{"kind": "Distractor"|"Distractor-1"|"Distractor-2", "replaces": "a"|"b"}',
+            )
         dis.append((d["kind"], d["replaces"]))
     if len({k for k, _ in dis}) != len(dis):
         raise DataError("distractor kinds repeat", path=where, field="distractors")
@@ -297,10 +326,13 @@ def parse_pattern(obj: Any, where: str) -> PatternTemplates:
     for pol in POLARITIES:
         row = truth_obj.get(pol)
         if not isinstance(row, dict) or any(not isinstance(row.get(k), bool) for k in kinds):
-            raise DataError(f"truth.{pol} must give true/false for each of {', '.join(kinds)}",
-                            path=where, field=f"truth.{pol}",
-                            fix='e.g. "truth": {"affirmation": {"Input": true, "Distractor": false}, '
-                                '"negation": {"Input": false, "Distractor": true}}')
+            raise DataError(
+                f"truth.{pol} must give true/false for each of {', '.join(kinds)}",
+                path=where,
+                field=f"truth.{pol}",
+                fix='e.g. "truth": {"affirmation": {"Input": true, "Distractor": false}, '
+                '"negation": {"Input": false, "Distractor": true}}',
+            )
         truth[pol] = {k: row[k] for k in kinds}
     templates = []
     seen: set[int] = set()
@@ -310,26 +342,44 @@ def parse_pattern(obj: Any, where: str) -> PatternTemplates:
             raise DataError("expected a JSON object", path=where, record=rec)
         tid = _req(t, "id", int, where, rec)
         if tid < 1 or tid in seen:
-            raise DataError(f"template id {tid} is not a new positive number", path=where,
-                            record=rec, field="id")
+            raise DataError(
+                f"template id {tid} is not a new positive number",
+                path=where,
+                record=rec,
+                field="id",
+            )
         seen.add(tid)
         types = []
-        for key, allowed in (("negation_type", NEGATION), ("semantic_type", SEMANTIC),
-                             ("syntactic_scope", SCOPE)):
+        for key, allowed in (
+            ("negation_type", NEGATION),
+            ("semantic_type", SEMANTIC),
+            ("syntactic_scope", SCOPE),
+        ):
             v = _req(t, key, str, where, rec)
             if v not in allowed:
-                raise DataError(f"unknown {key} {v!r}", path=where, record=rec, field=key,
-                                fix="one of " + ", ".join(allowed))
+                raise DataError(
+                    f"unknown {key} {v!r}",
+                    path=where,
+                    record=rec,
+                    field=key,
+                    fix="one of " + ", ".join(allowed),
+                )
             types.append(v)
-        if (types[0] == "affirmation") != (types[1] == "none") or \
-                (types[0] == "affirmation") != (types[2] == "none"):
-            raise DataError(f"inconsistent types {'/'.join(types)}", path=where, record=rec,
-                            field="negation_type",
-                            fix="affirmations have semantic_type and syntactic_scope 'none', "
-                                "negations have neither")
+        if (types[0] == "affirmation") != (types[1] == "none") or (types[0] == "affirmation") != (
+            types[2] == "none"
+        ):
+            raise DataError(
+                f"inconsistent types {'/'.join(types)}",
+                path=where,
+                record=rec,
+                field="negation_type",
+                fix="affirmations have semantic_type and syntactic_scope 'none', "
+                "negations have neither",
+            )
         if ("text" in t) == ("variants" in t):
-            raise DataError("give exactly one of 'text' or 'variants'", path=where, record=rec,
-                            field="text")
+            raise DataError(
+                "give exactly one of 'text' or 'variants'", path=where, record=rec, field="text"
+            )
         text = None
         if "text" in t:
             text = _req(t, "text", str, where, rec)
@@ -340,26 +390,44 @@ def parse_pattern(obj: Any, where: str) -> PatternTemplates:
         else:
             vs = _req(t, "variants", list, where, rec)
             if not vs or not all(isinstance(v, str) and v.strip() for v in vs):
-                raise DataError("variants must be a non-empty list of strings", path=where,
-                                record=rec, field="variants")
+                raise DataError(
+                    "variants must be a non-empty list of strings",
+                    path=where,
+                    record=rec,
+                    field="variants",
+                )
             for v in vs:
                 bad = re.sub(_SLOT_RE, "", v)
                 if "{" in bad or "}" in bad:
-                    raise DataError(f"bad slot in {v!r:.80}", path=where, record=rec,
-                                    field="variants", fix="use {a}, {b}, {a:a}, {a:pl}, {a:a+pl}, {a:ing}, "
-                                                          "{b:gloss}")
+                    raise DataError(
+                        f"bad slot in {v!r:.80}",
+                        path=where,
+                        record=rec,
+                        field="variants",
+                        fix="use {a}, {b}, {a:a}, {a:pl}, {a:a+pl}, {a:ing}, {b:gloss}",
+                    )
             variants = tuple(tidy(v) for v in vs)
         for v in variants:
             if not slots_of(v):
-                raise DataError(f"expansion {v!r:.80} has no slot", path=where, record=rec,
-                                field="text", fix="use {a} / {b} for the triple's terms")
+                raise DataError(
+                    f"expansion {v!r:.80} has no slot",
+                    path=where,
+                    record=rec,
+                    field="text",
+                    fix="use {a} / {b} for the triple's terms",
+                )
         ttruth = None
         if "truth" in t:
             tt = t["truth"]
-            if not isinstance(tt, dict) or any(k not in kinds or not isinstance(v, bool)
-                                               for k, v in tt.items()):
-                raise DataError(f"truth must map kinds ({', '.join(kinds)}) to true/false",
-                                path=where, record=rec, field="truth")
+            if not isinstance(tt, dict) or any(
+                k not in kinds or not isinstance(v, bool) for k, v in tt.items()
+            ):
+                raise DataError(
+                    f"truth must map kinds ({', '.join(kinds)}) to true/false",
+                    path=where,
+                    record=rec,
+                    field="truth",
+                )
             ttruth = dict(tt)
         templates.append(Template(tid, *types, variants=variants, text=text, truth=ttruth))
     if not templates:
@@ -375,13 +443,17 @@ def load_templates(path: str | os.PathLike | None = None) -> Templates:
     elif p.is_file():
         files = [p]
     else:
-        raise NegbenchError(f"templates folder {p} does not exist",
-                            fix="pass --templates DIR with NN.json files, or leave it out for the "
-                                "shipped templates")
+        raise NegbenchError(
+            f"templates folder {p} does not exist",
+            fix="pass --templates DIR with NN.json files, or leave it out for the "
+            "shipped templates",
+        )
     if not files:
-        raise NegbenchError(f"no *.json template files in {p}",
-                            fix="write NN.json files (see src/negbench/tasks/notadataset/build/README.md, 'Templates') "
-                                "or create them with --recover-templates")
+        raise NegbenchError(
+            f"no *.json template files in {p}",
+            fix="write NN.json files (see src/negbench/tasks/notadataset/build/README.md, 'Templates') "
+            "or create them with --recover-templates",
+        )
     out: Templates = {}
     for f in files:
         try:
@@ -389,11 +461,16 @@ def load_templates(path: str | os.PathLike | None = None) -> Templates:
         except (OSError, UnicodeDecodeError) as e:
             raise DataError(f"cannot read ({e})", path=str(f)) from None
         except json.JSONDecodeError as e:
-            raise DataError(f"not valid JSON: {e.msg}", path=str(f), record=f"line {e.lineno}") from None
+            raise DataError(
+                f"not valid JSON: {e.msg}", path=str(f), record=f"line {e.lineno}"
+            ) from None
         pt = parse_pattern(obj, str(f))
         if pt.pattern_id in out:
-            raise DataError(f"pattern #{pt.pattern_id:02d} also defined in {out[pt.pattern_id].path}",
-                            path=str(f), field="pattern_id")
+            raise DataError(
+                f"pattern #{pt.pattern_id:02d} also defined in {out[pt.pattern_id].path}",
+                path=str(f),
+                field="pattern_id",
+            )
         out[pt.pattern_id] = pt
     return out
 
@@ -402,8 +479,12 @@ def pattern_to_json(pt: PatternTemplates) -> dict:
     """The JSON object of one pattern (``text`` when the template has one, else ``variants``)."""
     temps = []
     for t in pt.templates:
-        d: dict[str, Any] = {"id": t.id, "negation_type": t.negation_type,
-                             "semantic_type": t.semantic_type, "syntactic_scope": t.syntactic_scope}
+        d: dict[str, Any] = {
+            "id": t.id,
+            "negation_type": t.negation_type,
+            "semantic_type": t.semantic_type,
+            "syntactic_scope": t.syntactic_scope,
+        }
         if t.text is not None:
             d["text"] = t.text
         else:
@@ -411,9 +492,13 @@ def pattern_to_json(pt: PatternTemplates) -> dict:
         if t.truth is not None:
             d["truth"] = dict(t.truth)
         temps.append(d)
-    return {"pattern_id": pt.pattern_id, "relation": pt.relation,
-            "distractors": [{"kind": k, "replaces": s} for k, s in pt.distractors],
-            "truth": {p: dict(pt.truth[p]) for p in POLARITIES}, "templates": temps}
+    return {
+        "pattern_id": pt.pattern_id,
+        "relation": pt.relation,
+        "distractors": [{"kind": k, "replaces": s} for k, s in pt.distractors],
+        "truth": {p: dict(pt.truth[p]) for p in POLARITIES},
+        "templates": temps,
+    }
 
 
 def write_templates(out_dir: str | os.PathLike, templates: Templates) -> list[Path]:
@@ -442,8 +527,20 @@ def raw_text(blocks: Iterable[RawBlock]) -> str:
         head = [f"% Test {n:06d}", f"Source: {b.source}"] + [f"{k}: {v}" for k, v in b.distractors]
         out.append("\t".join(head) + "\n\n")
         for s in b.sentences:
-            out.append("\t".join((s.template, s.negation_type, s.semantic_type, s.syntactic_scope,
-                                  s.kind.ljust(10), "T" if s.label else "F", s.sentence)) + "\n")
+            out.append(
+                "\t".join(
+                    (
+                        s.template,
+                        s.negation_type,
+                        s.semantic_type,
+                        s.syntactic_scope,
+                        s.kind.ljust(10),
+                        "T" if s.label else "F",
+                        s.sentence,
+                    )
+                )
+                + "\n"
+            )
         out.append("\n")
     return "".join(out)
 
@@ -466,12 +563,20 @@ def write_raw(out_dir: str | os.PathLike, blocks: Iterable[RawBlock]) -> list[Pa
 def jsonl_records(blocks: Iterable[RawBlock], first_test_id: int = 0) -> Iterable[dict]:
     """The hub release's fields, one record per sentence; ``test_id`` numbers blocks."""
     from negbench.tasks.notadataset.truth_scorer import PATTERNS
+
     for n, b in enumerate(blocks, first_test_id):
         for s in b.sentences:
-            yield {"pattern_id": s.pattern_id, "pattern": PATTERNS[s.pattern_id], "test_id": n,
-                   "negation_type": s.negation_type, "semantic_type": s.semantic_type,
-                   "syntactic_scope": s.syntactic_scope, "isDistractor": s.is_distractor,
-                   "label": s.label, "sentence": s.sentence}
+            yield {
+                "pattern_id": s.pattern_id,
+                "pattern": PATTERNS[s.pattern_id],
+                "test_id": n,
+                "negation_type": s.negation_type,
+                "semantic_type": s.semantic_type,
+                "syntactic_scope": s.syntactic_scope,
+                "isDistractor": s.is_distractor,
+                "label": s.label,
+                "sentence": s.sentence,
+            }
 
 
 def write_jsonl(path: str | os.PathLike, blocks: Iterable[RawBlock]) -> Path:
@@ -507,17 +612,20 @@ def induce(sentence: str, terms: Mapping[str, "Term"], exc=None, limit: int = 8)
     if not surf:
         return [sentence]
     keys = sorted(surf, key=len, reverse=True)
-    rx = re.compile(r"(?<![\w-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w-])",
-                    re.IGNORECASE)
+    rx = re.compile(
+        r"(?<![\w-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w-])", re.IGNORECASE
+    )
     pieces: list[list[str]] = []
     pos = 0
     for m in rx.finditer(sentence):
         txt = m.group(0)
-        key = next((k for k in keys if k == txt or (m.start() == 0 and inflect_en.capitalise(k) == txt)),
-                   None)
+        key = next(
+            (k for k in keys if k == txt or (m.start() == 0 and inflect_en.capitalise(k) == txt)),
+            None,
+        )
         if key is None:
             continue
-        pieces.append([sentence[pos:m.start()]])
+        pieces.append([sentence[pos : m.start()]])
         pieces.append(surf[key])
         pos = m.end()
     pieces.append([sentence[pos:]])
@@ -540,7 +648,7 @@ def _esc(tokens: Sequence[str]) -> str:
 
 def _common_prefix(seqs: Sequence[Sequence[str]]) -> int:
     n = 0
-    while all(len(x) > n for x in seqs) and len({tuple(x[n:n + 1]) for x in seqs}) == 1:
+    while all(len(x) > n for x in seqs) and len({tuple(x[n : n + 1]) for x in seqs}) == 1:
         n += 1
     return n
 
@@ -554,14 +662,14 @@ def _factor(vs: list[list[str]], depth: int = 0) -> str | None:
     p = _common_prefix(vs)
     rev = [x[p:][::-1] for x in vs]
     q = _common_prefix(rev)
-    mids = [x[p:len(x) - q] for x in vs]
-    head, tail = vs[0][:p], vs[0][len(vs[0]) - q:] if q else []
+    mids = [x[p : len(x) - q] for x in vs]
+    head, tail = vs[0][:p], vs[0][len(vs[0]) - q :] if q else []
     n = len(vs)
-    for k in range(2, n):                      # k options for the first choice point
+    for k in range(2, n):  # k options for the first choice point
         if n % k:
             continue
         m = n // k
-        groups = [mids[i * m:(i + 1) * m] for i in range(k)]
+        groups = [mids[i * m : (i + 1) * m] for i in range(k)]
         cuts = [_common_prefix(g) for g in groups]
         tails = [[x[c:] for x in g] for g, c in zip(groups, cuts)]
         if any(t != tails[0] for t in tails[1:]):
@@ -597,25 +705,33 @@ class Recovery:
     """What recovery found, for reports: templates plus how well the votes agreed."""
 
     templates: Templates
-    agreement: dict[int, float]                 # pattern -> share of variant votes for the winner
-    unexplained: dict[int, int]                 # pattern -> variant instances with no slot found
+    agreement: dict[int, float]  # pattern -> share of variant votes for the winner
+    unexplained: dict[int, int]  # pattern -> variant instances with no slot found
 
 
-def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None = None,
-                      exc: inflect_en.Exceptions | None = None, *, details: bool = False):
+def recover_templates(
+    release: "Release",
+    triples: Mapping[str, "Triple"] | None = None,
+    exc: inflect_en.Exceptions | None = None,
+    *,
+    details: bool = False,
+):
     """Induce every pattern's templates from the raw release in memory: per block, substitute the
     triple's word forms and glosses back into slots, check the candidate regenerates the block's
     Input and distractor sentences, and take the majority per template variant over all blocks.
 
     ``triples`` maps block key -> Triple (default: ``triples_from_release(release)``).  Returns
     Templates (or a :class:`Recovery` with vote agreement when ``details``)."""
-    if any(not b.source for b in release.blocks.values()) or \
-            any(not s.template for s in release.sentences[:1]):
-        raise NegbenchError("template recovery needs the raw release (its Source headers and "
-                            "template ids); this looks like the JSON-lines release",
-                            where=release.source,
-                            fix="point at This-is-not-a-dataset_RAW_DATA.zip or a folder of its "
-                                "#NN.Pattern.txt files")
+    if any(not b.source for b in release.blocks.values()) or any(
+        not s.template for s in release.sentences[:1]
+    ):
+        raise NegbenchError(
+            "template recovery needs the raw release (its Source headers and "
+            "template ids); this looks like the JSON-lines release",
+            where=release.source,
+            fix="point at This-is-not-a-dataset_RAW_DATA.zip or a folder of its "
+            "#NN.Pattern.txt files",
+        )
     if triples is None:
         triples = _triples_by_block(release)
     by_block: dict[str, list] = defaultdict(list)
@@ -624,11 +740,15 @@ def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None
     votes: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     types: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     slot_votes: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    label_votes: dict[int, dict[tuple[str, str], Counter]] = defaultdict(lambda: defaultdict(Counter))
+    label_votes: dict[int, dict[tuple[str, str], Counter]] = defaultdict(
+        lambda: defaultdict(Counter)
+    )
     relation: dict[int, Counter] = defaultdict(Counter)
     unexplained: Counter = Counter()
     header_kinds_of: dict[int, list[str]] = {}
-    tlabel_votes: dict[int, dict[tuple[str, str], Counter]] = defaultdict(lambda: defaultdict(Counter))
+    tlabel_votes: dict[int, dict[tuple[str, str], Counter]] = defaultdict(
+        lambda: defaultdict(Counter)
+    )
     kind_names = {0: "Input", 1: "Distractor", 2: "Distractor-2"}
     for key, sents in by_block.items():
         block = release.blocks[key]
@@ -641,8 +761,15 @@ def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None
         header_kinds_of.setdefault(pid, header_kinds)
         groups: dict[str, dict[str, str]] = defaultdict(dict)
         for s in sents:
-            kind = "Input" if s.distractor == 0 else (
-                header_kinds[s.distractor - 1] if len(header_kinds) >= s.distractor else kind_names[s.distractor])
+            kind = (
+                "Input"
+                if s.distractor == 0
+                else (
+                    header_kinds[s.distractor - 1]
+                    if len(header_kinds) >= s.distractor
+                    else kind_names[s.distractor]
+                )
+            )
             groups[s.template][kind] = s.sentence
             types[pid][s.template][(s.negation_type, s.semantic_type, s.syntactic_scope)] += 1
             pol = "affirmation" if s.negation_type == "affirmation" else "negation"
@@ -658,14 +785,16 @@ def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None
             for kind, d in dterms.items():
                 if kind not in by_kind:
                     continue
-                for slot in ("b", "a"):              # b first: #01's a == b, distractor is b
+                for slot in ("b", "a"):  # b first: #01's a == b, distractor is b
                     terms = {**base, slot: d}
                     for cand in induce(by_kind[kind], terms, exc):
                         if not slots_of(cand):
                             continue
                         try:
-                            ok = (render(cand, base, exc) == inp and
-                                  render(cand, terms, exc) == by_kind[kind])
+                            ok = (
+                                render(cand, base, exc) == inp
+                                and render(cand, terms, exc) == by_kind[kind]
+                            )
                         except NegbenchError:
                             ok = False
                         if ok:
@@ -702,8 +831,9 @@ def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None
             truth[pol] = {}
             for kind in ["Input"] + [k for k, _ in kinds]:
                 c = label_votes[pid].get((pol, kind))
-                truth[pol][kind] = c.most_common(1)[0][0] if c else (
-                    (pol == "affirmation") == (kind == "Input"))
+                truth[pol][kind] = (
+                    c.most_common(1)[0][0] if c else ((pol == "affirmation") == (kind == "Input"))
+                )
         temps = []
         for t in sorted(by_tid):
             first = f"{t}-{min(v for v, _ in by_tid[t])}"
@@ -716,10 +846,17 @@ def recover_templates(release: "Release", triples: Mapping[str, "Triple"] | None
                     own[kind] = c.most_common(1)[0][0]
             override = own if any(own[k] != truth[pol][k] for k in own) else None
             variants = tuple(x for _, x in sorted(by_tid[t]))
-            temps.append(Template(t, *ty, variants=variants, text=factor_variants(variants),
-                                  truth=override))
-        out[pid] = PatternTemplates(pid, relation[pid].most_common(1)[0][0], tuple(kinds), truth,
-                                    tuple(temps), f"recovered from {release.source}")
+            temps.append(
+                Template(t, *ty, variants=variants, text=factor_variants(variants), truth=override)
+            )
+        out[pid] = PatternTemplates(
+            pid,
+            relation[pid].most_common(1)[0][0],
+            tuple(kinds),
+            truth,
+            tuple(temps),
+            f"recovered from {release.source}",
+        )
     if details:
         return Recovery(out, agreement, dict(unexplained))
     return out
@@ -732,13 +869,18 @@ def _triples_by_block(release: "Release") -> dict[str, "Triple"]:
     """The release's own triples by block key, glosses as the release has them."""
     from negbench.tasks.notadataset.build.triples import triples_from_release
     from negbench.tasks.notadataset.build.wordnet import open_wordnet
+
     wn = None
     if any(b.pattern_id in GLOSS_PATTERNS for b in release.blocks.values()):
         try:
             wn = open_wordnet()
         except NegbenchError as e:
-            raise NegbenchError("recovering the templates of Patterns #01/#02 needs WordNet 3.0 "
-                                "for the glosses: " + e.what, where=e.where, fix=e.fix) from None
+            raise NegbenchError(
+                "recovering the templates of Patterns #01/#02 needs WordNet 3.0 "
+                "for the glosses: " + e.what,
+                where=e.where,
+                fix=e.fix,
+            ) from None
     ts = triples_from_release(release, wn)
     if len(ts) != len(release.blocks):
         raise NegbenchError("triples_from_release returned a different number of triples")
@@ -753,10 +895,19 @@ def with_release_glosses(triple: "Triple", wn) -> "Triple":
     from dataclasses import replace
 
     def fix(term):
-        if term.definition and term.synset and term.definition.rstrip().endswith(":") \
-                and wn.has(term.synset):
+        if (
+            term.definition
+            and term.synset
+            and term.definition.rstrip().endswith(":")
+            and wn.has(term.synset)
+        ):
             syn = wn.synset(term.synset)
             return replace(term, definition=release_definition(syn.definition, syn.examples))
         return term
-    return replace(triple, a=fix(triple.a), b=fix(triple.b),
-                   distractors=tuple(fix(d) for d in triple.distractors))
+
+    return replace(
+        triple,
+        a=fix(triple.a),
+        b=fix(triple.b),
+        distractors=tuple(fix(d) for d in triple.distractors),
+    )

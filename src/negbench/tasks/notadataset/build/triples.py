@@ -11,6 +11,7 @@ the hypernym chain; Top Ontology → hypernym closure reaching person/animal; Mo
 files only.  Every random choice is drawn from a ``random.Random`` seeded by (seed, pattern,
 triple), so a triple's distractors do not depend on ``limit`` or on the other patterns.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -23,38 +24,77 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from negbench.tasks.notadataset.build.wordnet import (ANTONYM, HYPERNYM, INSTANCE_HYPERNYM, LEXNAMES, MEMBER_MERONYM,
-                                    PART_MERONYM, SUBSTANCE_MERONYM, DERIVATION, SS_TYPE_POS,
-                                    WordNet)
+from negbench.tasks.notadataset.build.wordnet import (
+    ANTONYM,
+    HYPERNYM,
+    INSTANCE_HYPERNYM,
+    LEXNAMES,
+    MEMBER_MERONYM,
+    PART_MERONYM,
+    SUBSTANCE_MERONYM,
+    DERIVATION,
+    SS_TYPE_POS,
+    WordNet,
+)
 from negbench.errors import DataError, NegbenchError, OptionError
 
 PATTERNS = tuple(range(1, 12))
 DEFAULT_SEED = 0
-RELATION = {1: "variant", 2: "ant", 3: "synset", 4: "ant", 5: "hyp", 6: "wn_part",
-            7: "wn_substance", 8: "wn_member", 9: "agent", 10: "instrument", 11: "result"}
+RELATION = {
+    1: "variant",
+    2: "ant",
+    3: "synset",
+    4: "ant",
+    5: "hyp",
+    6: "wn_part",
+    7: "wn_substance",
+    8: "wn_member",
+    9: "agent",
+    10: "instrument",
+    11: "result",
+}
 #: Table 2: triples per pattern in the paper.
 TABLE2_TRIPLES = {1: 2996, 2: 58, 3: 14, 4: 58, 5: 634, 6: 199, 7: 21, 8: 11, 9: 60, 10: 9, 11: 40}
 #: Which term each distractor replaces, and whether it is a word or a whole synset (gloss),
 #: in header order — read off the release (App. C: one distracting triple per WordNet triple,
 #: two — one per synset — for #02–#04; synsets instead of words in the gloss patterns #01/#02).
 DISTRACTOR_SLOTS: dict[int, tuple[tuple[str, str], ...]] = {
-    1: (("b", "synset"),), 2: (("a", "word"), ("b", "synset")), 3: (("a", "word"), ("b", "word")),
-    4: (("a", "word"), ("b", "word")), 5: (("a", "word"),), 6: (("a", "word"),),
-    7: (("a", "word"),), 8: (("a", "word"),), 9: (("b", "word"),), 10: (("a", "word"),),
-    11: (("a", "word"),)}
+    1: (("b", "synset"),),
+    2: (("a", "word"), ("b", "synset")),
+    3: (("a", "word"), ("b", "word")),
+    4: (("a", "word"), ("b", "word")),
+    5: (("a", "word"),),
+    6: (("a", "word"),),
+    7: (("a", "word"),),
+    8: (("a", "word"),),
+    9: (("b", "word"),),
+    10: (("a", "word"),),
+    11: (("a", "word"),),
+}
 MERONYMY = {6: PART_MERONYM, 7: SUBSTANCE_MERONYM, 8: MEMBER_MERONYM}
 MORPHO = {9: "agent", 10: "instrument", 11: "result"}
-CORE_SIZES = {"n": 3299, "v": 1000}           # §3.1: Core WordNet's nouns and verbs
-BLC_MIN_SUBSUMED = 20                           # BLC-20 (Izquierdo et al. 2007)
+CORE_SIZES = {"n": 3299, "v": 1000}  # §3.1: Core WordNet's nouns and verbs
+BLC_MIN_SUBSUMED = 20  # BLC-20 (Izquierdo et al. 2007)
 PERSON, ANIMAL = "00007846-n", "00015388-n"
 CORE_URL = "https://wordnetcode.princeton.edu/standoff-files/core-wordnet.txt"
 MORPHOSEMANTIC_URL = "https://wordnetcode.princeton.edu/standoff-files/morphosemantic-links.xls"
 #: Substitute typing of a derivational verb→noun link (docs: "Morphosemantic Links").
 AGENT_LEX = frozenset({"noun.person", "noun.animal"})
 INSTRUMENT_LEX = frozenset({"noun.artifact"})
-NOT_RESULT_LEX = frozenset({"noun.person", "noun.animal", "noun.artifact", "noun.act",
-                            "noun.event", "noun.process", "noun.time", "noun.location",
-                            "noun.Tops", "noun.phenomenon"})
+NOT_RESULT_LEX = frozenset(
+    {
+        "noun.person",
+        "noun.animal",
+        "noun.artifact",
+        "noun.act",
+        "noun.event",
+        "noun.process",
+        "noun.time",
+        "noun.location",
+        "noun.Tops",
+        "noun.phenomenon",
+    }
+)
 
 
 # -- data ------------------------------------------------------------------------------------------
@@ -67,8 +107,8 @@ class Term:
     synset: str | None = None
     definition: str | None = None
     synsets: tuple[str, ...] = ()
-    sense: int | None = None          # sense number of ``word`` in ``synset`` ("person_1")
-    lemmas: tuple[tuple[str, int], ...] = ()   # gloss distractor: its words and sense numbers
+    sense: int | None = None  # sense number of ``word`` in ``synset`` ("person_1")
+    lemmas: tuple[tuple[str, int], ...] = ()  # gloss distractor: its words and sense numbers
 
 
 @dataclass(frozen=True)
@@ -78,7 +118,7 @@ class Triple:
     a: Term
     b: Term
     distractors: tuple[Term, ...]
-    source: str                       # the release's Source header, e.g. "hyp(0003…-n contact_1,…)"
+    source: str  # the release's Source header, e.g. "hyp(0003…-n contact_1,…)"
 
     def key(self) -> tuple:
         """Identity across WordNet builds: relation and (word, sense number) of both terms."""
@@ -132,8 +172,14 @@ def parse_distractor(text: str, wn: WordNet | None = None, where: str = "Distrac
     if m:
         pairs = tuple((w, int(n)) for w, n in _PAIR_RE.findall(m.group(2)))
         word = pairs[0][0] if pairs else ""
-        return Term(word, m.group(1), _definition(wn, m.group(1)) or "", (),
-                    pairs[0][1] if pairs else None, pairs)
+        return Term(
+            word,
+            m.group(1),
+            _definition(wn, m.group(1)) or "",
+            (),
+            pairs[0][1] if pairs else None,
+            pairs,
+        )
     m = _DWORD_RE.match(text)
     if not m:
         raise DataError(f"cannot read distractor {text!r}", path=where, field="Distractor")
@@ -151,6 +197,7 @@ def _definition(wn: WordNet | None, offset: str) -> str | None:
 
 def _auto_wordnet() -> WordNet | None:
     from negbench.tasks.notadataset.build.wordnet import open_wordnet
+
     try:
         return open_wordnet()
     except NegbenchError:
@@ -179,9 +226,9 @@ def triples_from_release(release, wn: WordNet | None | str = "auto") -> list[Tri
 class Resources:
     """Core senses, BLCs and Morphosemantic links in use, with a note on where each came from."""
 
-    core: dict[str, list[tuple[str, str]]]                 # pos -> [(word, offset)] frequency order
+    core: dict[str, list[tuple[str, str]]]  # pos -> [(word, offset)] frequency order
     blc: frozenset[str]
-    morpho: dict[str, set[tuple[str, str]]]                # relation -> {(verb offset, noun offset)}
+    morpho: dict[str, set[tuple[str, str]]]  # relation -> {(verb offset, noun offset)}
     notes: dict[str, str] = field(default_factory=dict)
 
     def core_words(self, offset: str) -> list[str]:
@@ -201,20 +248,27 @@ def _read_text(src: str, what: str, fix: str) -> str:
     """A local file or an http(s) URL (no network here: the error says to download elsewhere)."""
     if re.match(r"^https?://", src):
         try:
-            import urllib.request          # only for a URL (costs ~15 ms at import)
+            import urllib.request  # only for a URL (costs ~15 ms at import)
+
             with urllib.request.urlopen(src, timeout=30) as r:
                 data = r.read()
-        except Exception as e:                     # noqa: BLE001 - any network failure
-            raise OptionError(f"cannot download the {what} ({e})", where=src,
-                              fix=f"download it on a machine with internet access and pass the file; {fix}") from None
+        except Exception as e:  # noqa: BLE001 - any network failure
+            raise OptionError(
+                f"cannot download the {what} ({e})",
+                where=src,
+                fix=f"download it on a machine with internet access and pass the file; {fix}",
+            ) from None
     else:
         p = Path(src)
         if not p.is_file():
             raise OptionError(f"{what} file not found", where=src, fix=fix)
         data = p.read_bytes()
-    if data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":          # OLE2: an .xls workbook
-        raise OptionError(f"the {what} is an Excel .xls workbook", where=src,
-                          fix="export its sheet as CSV or TSV (LibreOffice: File > Save As > .csv) and pass that")
+    if data[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":  # OLE2: an .xls workbook
+        raise OptionError(
+            f"the {what} is an Excel .xls workbook",
+            where=src,
+            fix="export its sheet as CSV or TSV (LibreOffice: File > Save As > .csv) and pass that",
+        )
     return data.decode("utf-8", errors="replace")
 
 
@@ -223,7 +277,12 @@ def _parse_sense_key(key: str) -> tuple[str, str, int, int] | None:
     m = re.match(r"^(.+)%([1-5]):(\d\d):(\d\d):", key.strip())
     if not m:
         return None
-    return m.group(1).replace("_", " ").lower(), SS_TYPE_POS[m.group(2)], int(m.group(3)), int(m.group(4))
+    return (
+        m.group(1).replace("_", " ").lower(),
+        SS_TYPE_POS[m.group(2)],
+        int(m.group(3)),
+        int(m.group(4)),
+    )
 
 
 def resolve_sense_key(wn: WordNet, key: str) -> tuple[str, str] | None:
@@ -242,7 +301,9 @@ def resolve_sense_key(wn: WordNet, key: str) -> tuple[str, str] | None:
     return None
 
 
-def core_from_frequency(wn: WordNet, sizes: Mapping[str, int] = CORE_SIZES) -> dict[str, list[tuple[str, str]]]:
+def core_from_frequency(
+    wn: WordNet, sizes: Mapping[str, int] = CORE_SIZES
+) -> dict[str, list[tuple[str, str]]]:
     """Substitute of Core WordNet: per part of speech, the ``sizes[pos]`` word senses with the
     highest SemCor tag counts (cntlist.rev); ties by word then offset; words with digits or
     capitals (proper names) left out."""
@@ -283,8 +344,11 @@ def load_core(wn: WordNet, src: str) -> dict[str, list[tuple[str, str]]]:
         if pos in out:
             out[pos].append(r)
     if not out["n"]:
-        raise DataError("no noun sense keys found (expected lines like 'n [board] board%1:14:00:: board')",
-                        path=src, fix=f"pass core-wordnet.txt from {CORE_URL}")
+        raise DataError(
+            "no noun sense keys found (expected lines like 'n [board] board%1:14:00:: board')",
+            path=src,
+            fix=f"pass core-wordnet.txt from {CORE_URL}",
+        )
     return out
 
 
@@ -299,7 +363,7 @@ def blc_synsets(wn: WordNet, min_subsumed: int = BLC_MIN_SUBSUMED) -> frozenset[
         h = s.targets(HYPERNYM) or s.targets(INSTANCE_HYPERNYM)
         hyper[off] = h[0] if h else None
     subsumed: dict[str, int] = {}
-    for off in nouns:                                       # count along the first chain
+    for off in nouns:  # count along the first chain
         seen = set()
         cur = hyper[off]
         while cur is not None and cur not in seen:
@@ -382,8 +446,11 @@ def load_morphosemantic(wn: WordNet, src: str) -> dict[str, set[tuple[str, str]]
         if v and n:
             out[rel].add((v[1], n[1]))
     if rows == 0:
-        raise DataError("no rows with a verb (%2:) and a noun (%1:) sense key", path=src,
-                        fix="pass a CSV/TSV export of morphosemantic-links.xls")
+        raise DataError(
+            "no rows with a verb (%2:) and a noun (%1:) sense key",
+            path=src,
+            fix="pass a CSV/TSV export of morphosemantic-links.xls",
+        )
     return out
 
 
@@ -391,18 +458,26 @@ def resources(wn: WordNet, core: str | None = None, morphosemantic: str | None =
     notes = {}
     if core:
         c = load_core(wn, core)
-        notes["core"] = f"Core WordNet from {core} ({len(c['n'])} nouns, {len(c['v'])} verbs resolved)"
+        notes["core"] = (
+            f"Core WordNet from {core} ({len(c['n'])} nouns, {len(c['v'])} verbs resolved)"
+        )
     else:
         c = core_from_frequency(wn)
-        notes["core"] = (f"substitute: the {CORE_SIZES['n']} noun and {CORE_SIZES['v']} verb senses "
-                         f"with the highest SemCor tag counts")
+        notes["core"] = (
+            f"substitute: the {CORE_SIZES['n']} noun and {CORE_SIZES['v']} verb senses "
+            f"with the highest SemCor tag counts"
+        )
     if morphosemantic:
         m = load_morphosemantic(wn, morphosemantic)
         notes["morphosemantic"] = f"Morphosemantic Links from {morphosemantic}"
     else:
         m = morpho_from_derivation(wn)
-        notes["morphosemantic"] = "substitute: derivational '+' pointers typed by the noun's lexicographer file"
-    notes["blc"] = f"substitute: BLC-{BLC_MIN_SUBSUMED} by local maximum of relations on the hypernym chain"
+        notes["morphosemantic"] = (
+            "substitute: derivational '+' pointers typed by the noun's lexicographer file"
+        )
+    notes["blc"] = (
+        f"substitute: BLC-{BLC_MIN_SUBSUMED} by local maximum of relations on the hypernym chain"
+    )
     notes["top_ontology"] = "substitute: hypernym closure reaching person_1 / animal_1"
     notes["domains"] = "not available: distractor rule on lexicographer files only"
     return Resources(c, blc_synsets(wn), m, notes)
@@ -430,8 +505,8 @@ def _pairs_for(wn: WordNet, res: Resources, pattern: int) -> list[tuple[Term, Te
             done.add(o)
             ws = cw(o)
             out += [(_term(wn, x, o), _term(wn, y, o)) for x in ws for y in ws if x != y]
-    elif pattern in (2, 4):              # synset-level: any word's antonym pointer (the release
-        for w, o in res.core["n"]:        # pairs front_4 with back_2 through front ! rear)
+    elif pattern in (2, 4):  # synset-level: any word's antonym pointer (the release
+        for w, o in res.core["n"]:  # pairs front_4 with back_2 through front ! rear)
             targets = dict.fromkeys(p.target for p in wn.synset(o).pointers if p.symbol == ANTONYM)
             for t in targets:
                 out += [(_term(wn, w, o), _term(wn, x, t)) for x in cw(t)]
@@ -440,7 +515,7 @@ def _pairs_for(wn: WordNet, res: Resources, pattern: int) -> list[tuple[Term, Te
             if o in res.blc:
                 continue
             s = wn.synset(o)
-            for h in s.targets(HYPERNYM) + s.targets(INSTANCE_HYPERNYM):   # west_1 @i region_3
+            for h in s.targets(HYPERNYM) + s.targets(INSTANCE_HYPERNYM):  # west_1 @i region_3
                 if h in res.blc:
                     continue
                 out += [(_term(wn, w, o), _term(wn, x, h)) for x in cw(h)]
@@ -483,7 +558,7 @@ class DistractorPool:
                     continue
                 offs = wn.index(pos).get(key, ())
                 if any(o in res.blc for o in offs):
-                    continue                        # App. C: words belonging to a BLC are out
+                    continue  # App. C: words belonging to a BLC are out
                 f = sum(wn.tag_count(key, o) for o in offs)
                 seen[key] = (w, self.mask(offs), math.log(1 + f), tuple(sorted(offs)))
             self.words[pos] = list(seen.values())
@@ -541,7 +616,9 @@ def triple_rng(seed: int, pattern: int, source: str) -> random.Random:
     return random.Random(f"{seed}|{pattern}|{source}")
 
 
-def with_distractors(pool: DistractorPool, pattern: int, a: Term, b: Term, seed: int) -> Triple | None:
+def with_distractors(
+    pool: DistractorPool, pattern: int, a: Term, b: Term, seed: int
+) -> Triple | None:
     rel = RELATION[pattern]
     terms = [a] if pattern == 1 else [a, b]
     source = format_source(rel, terms)
@@ -556,8 +633,14 @@ def with_distractors(pool: DistractorPool, pattern: int, a: Term, b: Term, seed:
     return Triple(pattern, rel, a, b, tuple(ds), source)
 
 
-def extract(wn: WordNet, res: Resources, patterns: Iterable[int] = PATTERNS, seed: int = 0,
-            limit: int | None = None, pool: DistractorPool | None = None) -> dict[int, list[Triple]]:
+def extract(
+    wn: WordNet,
+    res: Resources,
+    patterns: Iterable[int] = PATTERNS,
+    seed: int = 0,
+    limit: int | None = None,
+    pool: DistractorPool | None = None,
+) -> dict[int, list[Triple]]:
     """Triples with distractors per pattern (``limit``: the first N of each pattern)."""
     pool = pool or DistractorPool(wn, res)
     out = {}
@@ -595,6 +678,6 @@ def is_real_relation(wn: WordNet, relation: str, a: str, wa: str, b: str, wb: st
     sym = {"wn_part": PART_MERONYM, "wn_substance": SUBSTANCE_MERONYM, "wn_member": MEMBER_MERONYM}
     if relation in sym:
         return b in sa.targets(sym[relation])
-    if relation in MORPHO.values():          # only the derivational link itself is checkable
+    if relation in MORPHO.values():  # only the derivational link itself is checkable
         return any(p.symbol == DERIVATION and p.target == b for p in sa.pointers)
     return False

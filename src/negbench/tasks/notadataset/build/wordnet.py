@@ -5,6 +5,7 @@ types and tag counts, and must not depend on nltk or a download. ``data.POS`` li
 once per part of speech (nouns + verbs in about a second); offsets are the release's
 ``"00007846-n"`` form.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,14 +22,51 @@ SS_TYPE_POS = {"1": "n", "2": "v", "3": "a", "4": "r", "5": "a"}  # sense-key ss
 # lexnames(5WN): the 45 lexicographer files, numbered 00-44 (Debian's wordnet-base ships no
 # ``lexnames`` file, so the fixed list is here).
 LEXNAMES = (
-    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
-    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
-    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
-    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
-    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
-    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
-    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
-    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather", "adj.ppl",
+    "adj.all",
+    "adj.pert",
+    "adv.all",
+    "noun.Tops",
+    "noun.act",
+    "noun.animal",
+    "noun.artifact",
+    "noun.attribute",
+    "noun.body",
+    "noun.cognition",
+    "noun.communication",
+    "noun.event",
+    "noun.feeling",
+    "noun.food",
+    "noun.group",
+    "noun.location",
+    "noun.motive",
+    "noun.object",
+    "noun.person",
+    "noun.phenomenon",
+    "noun.plant",
+    "noun.possession",
+    "noun.process",
+    "noun.quantity",
+    "noun.relation",
+    "noun.shape",
+    "noun.state",
+    "noun.substance",
+    "noun.time",
+    "verb.body",
+    "verb.change",
+    "verb.cognition",
+    "verb.communication",
+    "verb.competition",
+    "verb.consumption",
+    "verb.contact",
+    "verb.creation",
+    "verb.emotion",
+    "verb.motion",
+    "verb.perception",
+    "verb.possession",
+    "verb.social",
+    "verb.stative",
+    "verb.weather",
+    "adj.ppl",
 )
 
 # Pointer symbols used by the builder (wninput(5WN)).
@@ -37,8 +75,10 @@ PART_MERONYM, MEMBER_MERONYM, SUBSTANCE_MERONYM = "%p", "%m", "%s"
 PART_HOLONYM, MEMBER_HOLONYM, SUBSTANCE_HOLONYM = "#p", "#m", "#s"
 DERIVATION = "+"
 
-INSTALL_FIX = ("install WordNet 3.0 (Debian/Ubuntu: apt-get install wordnet-base), or pass "
-               "--wordnet DIR / set $NEGBENCH_WORDNET to a folder holding data.noun, index.noun …")
+INSTALL_FIX = (
+    "install WordNet 3.0 (Debian/Ubuntu: apt-get install wordnet-base), or pass "
+    "--wordnet DIR / set $NEGBENCH_WORDNET to a folder holding data.noun, index.noun …"
+)
 
 
 class Pointer(NamedTuple):
@@ -63,13 +103,13 @@ def release_definition(definition: str, examples: Sequence[str] = ()) -> str:
 
 @dataclass(frozen=True)
 class Synset:
-    offset: str                      # "00007846-n" (satellites "s" are stored as "a")
-    pos: str                         # n v a r
-    lexname: str                     # "noun.person"
-    words: tuple[str, ...]           # lemmas in WordNet order, '_' -> ' ', markers like (a) dropped
-    definition: str                  # the gloss without its example sentences
+    offset: str  # "00007846-n" (satellites "s" are stored as "a")
+    pos: str  # n v a r
+    lexname: str  # "noun.person"
+    words: tuple[str, ...]  # lemmas in WordNet order, '_' -> ' ', markers like (a) dropped
+    definition: str  # the gloss without its example sentences
     examples: tuple[str, ...] = ()
-    lex_ids: tuple[int, ...] = ()    # lex_id of each word (sense keys: lemma%ss:lexfile:lex_id)
+    lex_ids: tuple[int, ...] = ()  # lex_id of each word (sense keys: lemma%ss:lexfile:lex_id)
     pointers: tuple[Pointer, ...] = field(default=(), repr=False)
 
     @property
@@ -83,8 +123,11 @@ class Synset:
 
     def lexical(self, symbol: str) -> list[tuple[int, str, int]]:
         """Lexical pointers ``symbol``: (source word number, target offset, target word number)."""
-        return [(p.source_word, p.target, p.target_word) for p in self.pointers
-                if p.symbol == symbol and p.source_word != 0]
+        return [
+            (p.source_word, p.target, p.target_word)
+            for p in self.pointers
+            if p.symbol == symbol and p.source_word != 0
+        ]
 
 
 def split_gloss(gloss: str) -> tuple[str, tuple[str, ...]]:
@@ -99,8 +142,8 @@ def split_gloss(gloss: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _clean_word(w: str) -> str:
-    if w.endswith(")") and "(" in w:                       # adjective markers: (a) (p) (ip)
-        w = w[:w.rindex("(")]
+    if w.endswith(")") and "(" in w:  # adjective markers: (a) (p) (ip)
+        w = w[: w.rindex("(")]
     return w.replace("_", " ")
 
 
@@ -119,12 +162,16 @@ def parse_data_line(line: str, where: str = "data") -> Synset:
         ptrs = []
         for _ in range(p_cnt):
             sym, toff, tpos, st = t[i], t[i + 1], t[i + 2], t[i + 3]
-            ptrs.append(Pointer(sym, f"{toff}-{'a' if tpos == 's' else tpos}",
-                                int(st[:2], 16), int(st[2:], 16)))
+            ptrs.append(
+                Pointer(
+                    sym, f"{toff}-{'a' if tpos == 's' else tpos}", int(st[:2], 16), int(st[2:], 16)
+                )
+            )
             i += 4
     except (IndexError, ValueError) as e:
-        raise NegbenchError(f"malformed WordNet data line ({e})", where=f"{where}: {line[:60]!r}",
-                            fix=INSTALL_FIX) from None
+        raise NegbenchError(
+            f"malformed WordNet data line ({e})", where=f"{where}: {line[:60]!r}", fix=INSTALL_FIX
+        ) from None
     pos = "a" if ss_type == "s" else ss_type
     definition, examples = split_gloss(gloss)
     lexname = LEXNAMES[lexfile] if 0 <= lexfile < len(LEXNAMES) else f"lexfile.{lexfile}"
@@ -139,8 +186,13 @@ def _candidates(path: str | os.PathLike | None) -> list[Path]:
         out.append(Path(os.environ["NEGBENCH_WORDNET"]))
     out.append(Path("/usr/share/wordnet"))
     roots = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
-    roots += [str(Path.home() / "nltk_data"), "/usr/share/nltk_data", "/usr/local/share/nltk_data",
-              "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"]
+    roots += [
+        str(Path.home() / "nltk_data"),
+        "/usr/share/nltk_data",
+        "/usr/local/share/nltk_data",
+        "/usr/lib/nltk_data",
+        "/usr/local/lib/nltk_data",
+    ]
     out += [Path(r) / "corpora" / "wordnet" for r in roots]
     return out
 
@@ -156,9 +208,11 @@ def open_wordnet(path: str | os.PathLike | None = None) -> "WordNet":
     for p in tried:
         if _is_wndb(p):
             return WordNet(p)
-    raise NegbenchError("WordNet 3.0 database not found (need data.noun, index.noun, data.verb, "
-                        "index.verb)", where="tried " + ", ".join(str(p) for p in tried),
-                        fix=INSTALL_FIX)
+    raise NegbenchError(
+        "WordNet 3.0 database not found (need data.noun, index.noun, data.verb, index.verb)",
+        where="tried " + ", ".join(str(p) for p in tried),
+        fix=INSTALL_FIX,
+    )
 
 
 class WordNet:
@@ -205,7 +259,7 @@ class WordNet:
                             continue
                         t = line.split()
                         n_syn, p_cnt = int(t[2]), int(t[3])
-                        offs = t[4 + p_cnt + 2:4 + p_cnt + 2 + n_syn]
+                        offs = t[4 + p_cnt + 2 : 4 + p_cnt + 2 + n_syn]
                         out[t[0].replace("_", " ")] = tuple(f"{o}-{pos}" for o in offs)
             self._index[pos] = out
         return self._index[pos]
@@ -234,8 +288,11 @@ class WordNet:
         pos = "a" if pos == "s" else pos
         s = self.synsets(pos).get(f"{off}-{pos}") if pos in POS_FILES else None
         if s is None:
-            raise NegbenchError(f"no synset {offset!r} in WordNet", where=str(self.path),
-                                fix="offsets look like 00007846-n (WordNet 3.0)")
+            raise NegbenchError(
+                f"no synset {offset!r} in WordNet",
+                where=str(self.path),
+                fix="offsets look like 00007846-n (WordNet 3.0)",
+            )
         return s
 
     def has(self, offset: str) -> bool:
@@ -267,7 +324,9 @@ class WordNet:
         except NegbenchError:
             return 0
         pos = offset.rpartition("-")[2]
-        return self._tag_counts().get((word.lower().replace("_", " "), "a" if pos == "s" else pos, n), 0)
+        return self._tag_counts().get(
+            (word.lower().replace("_", " "), "a" if pos == "s" else pos, n), 0
+        )
 
     def synset_frequency(self, offset: str) -> int:
         """Sum of the tag counts of the synset's word senses."""
@@ -312,10 +371,26 @@ class WordNet:
 
 
 _DETACH = {
-    "n": (("s", ""), ("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
-          ("men", "man"), ("ies", "y")),
-    "v": (("s", ""), ("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""), ("ing", "e"),
-          ("ing", "")),
+    "n": (
+        ("s", ""),
+        ("ses", "s"),
+        ("xes", "x"),
+        ("zes", "z"),
+        ("ches", "ch"),
+        ("shes", "sh"),
+        ("men", "man"),
+        ("ies", "y"),
+    ),
+    "v": (
+        ("s", ""),
+        ("ies", "y"),
+        ("es", "e"),
+        ("es", ""),
+        ("ed", "e"),
+        ("ed", ""),
+        ("ing", "e"),
+        ("ing", ""),
+    ),
     "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e")),
     "r": (),
 }
