@@ -20,9 +20,10 @@ request deduplication.  There are two levels:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy only where a batch is packed: `import negbench` stays light
+    import numpy as np
 
 
 @dataclass
@@ -99,6 +100,8 @@ def row_inputs(batch: PackedBatch) -> list[RowInput]:
 def packed_batch(rows: list[RowInput]) -> tuple[PackedBatch, list[list[int]]]:
     """The arrays of a list of :class:`RowInput` (rows' queries in order); also, per row, the
     scored positions' indices into ``q_row`` (to hand results back row by row)."""
+    import numpy as np
+
     B, L = len(rows), max(len(r.tokens) for r in rows)
     ids = np.zeros((B, L), dtype=np.int64)
     pos = np.zeros((B, L), dtype=np.int64)
