@@ -127,6 +127,27 @@ def test_undefined_metric_names_the_subset_and_the_headline():
     assert "keep whole affirmative/negated pairs" in w.fix
 
 
+def test_undefined_correlation_of_constant_predictions_says_why():
+    t = get_task("jsts-neg")
+    recs = [
+        {"doc_id": str(i), "output": "1", "answer": "1", "gold": str(i % 5), "meta": {}}
+        for i in range(20)
+    ]
+    metrics = {"M.acc_chg": 0.0, "pearson": float("nan"), "spearman": float("nan")}
+    ws = unit_warnings("jsts-neg.generate.0shot", t, "generate", recs, metrics)
+    w = next(w for w in ws if w.kind == "undefined_metric")
+    assert w.message.startswith("pearson, spearman undefined: every prediction is '1'")
+    assert "constant_prediction" in w.fix and "constant_prediction" in kinds(ws)
+    # varied predictions: the correlations are undefined for another reason, said as before
+    varied = [dict(r, answer=str(i % 3)) for i, r in enumerate(recs)]
+    w = next(
+        w
+        for w in unit_warnings("u", t, "generate", varied, metrics)
+        if w.kind == "undefined_metric"
+    )
+    assert "hold none of what they are computed over" in w.message
+
+
 def test_empty_generations_and_subset_incomplete():
     t = get_task("scone-nli")
     recs = [

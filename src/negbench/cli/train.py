@@ -85,8 +85,9 @@ def add_parser(subparsers) -> None:
         "--eval-limit",
         type=whole_number(1),
         default=None,
-        help="evaluate only the first N test records (notadataset: sample=N, a "
-        "stratified sample of whole test blocks, at least 5 per pattern)",
+        help="evaluate about N test records, chosen as negbench run --limit chooses them (whole "
+        "units across the benchmark's strata; notadataset: sample=N, whole test blocks in a "
+        "seeded random order, spread over the patterns)",
     )
     t.add_argument(
         "--overwrite",

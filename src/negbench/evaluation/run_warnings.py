@@ -35,6 +35,8 @@ GOLD_SHARE_MAX = 0.8
 CONSTANT_MIN_N = 10
 #: Gap between a strict and a lenient score from which a unit is flagged.
 STRICT_LENIENT_GAP = 0.2
+#: Metric names (endings) of correlations: undefined when the predictions do not vary.
+CORRELATIONS = ("pearson", "spearman")
 #: Share of empty generations above which a unit is flagged.
 EMPTY_SHARE = 0.5
 
@@ -231,6 +233,18 @@ def unit_warnings(
         shown = ", ".join(undefined[:8]) + (
             f" and {len(undefined) - 8} more" if len(undefined) > 8 else ""
         )
+        if len(preds) == 1 and all(m.endswith(CORRELATIONS) for m in undefined):
+            out.append(
+                RunWarning(
+                    unit,
+                    "undefined_metric",
+                    f"{shown} undefined: every prediction is {_shown(next(iter(preds)), choices)}, "
+                    "and a correlation needs predictions that vary (shown as null / –)",
+                    "see the constant_prediction warning: try --chat or few-shot examples (--shots)",
+                )
+            )
+            undefined = []
+    if undefined:
         if sub.get("subset"):
             fix = (
                 "evaluate more records (--limit / --sample"

@@ -872,7 +872,7 @@ def intro_notes(manifest: Mapping[str, Any], rows: Sequence[HeadlineRow]) -> lis
         out.append(
             "Subset sizes (items) and the standard error of a proportion near 50 %: "
             + "; ".join(
-                f"{r.title} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
+                f"{r.name} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
             )
             + "."
         )

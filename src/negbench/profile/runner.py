@@ -108,7 +108,7 @@ def plan(
     limit: int | None = None,
 ) -> list[PartPlan]:
     """Every part of the chosen benchmarks, with the tasks whose data is available.  ``sample``
-    replaces the preset's subset sizes; ``limit`` replaces its subsets (the first items)."""
+    replaces the preset's subset sizes; ``limit`` replaces its subsets (``--limit``'s: in data order)."""
     plans = []
     for b in chosen:
         for part in b.parts(preset):
@@ -277,7 +277,7 @@ def profile(
     ``benchmarks``: only these (keys of :data:`negbench.profile.presets.BENCHMARKS`);
     ``modes``: ``{benchmark: mode}`` in place of a headline mode (e.g. a generation mode for a
     model without prompt log-probabilities); ``sample``: items per benchmark instead of the
-    preset's; ``limit``: the first (about) N items of each task instead of a seeded subset (for
+    preset's; ``limit``: about N items of each task in data order instead of a seeded subset (for
     a trial);
     ``options``: the :class:`~negbench.evaluation.session.Session`'s (``cache``, ``dtype``,
     ``device``, ``adapter``, ``threads``, ``progress`` …) when no ``session`` is given."""

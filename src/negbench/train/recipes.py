@@ -112,7 +112,7 @@ class Recipe:
     eval_task: str = ""
     eval_modes: tuple[str, ...] = ()
     eval_chat: str = "auto"  # auto: --chat when training used the chat template
-    eval_limit: int | None = None  # first N records (notadataset: ~N sentences, whole blocks)
+    eval_limit: int | None = None  # about N records, whole units (notadataset: whole blocks)
 
     # -- views -------------------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
