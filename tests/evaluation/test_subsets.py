@@ -90,6 +90,10 @@ def test_selection_round_trip_and_combine():
         "limit",
     ) and "3 blocks; then 1 block" in both.rule
     assert combine(own, Selection("all", 192, 192)) is own
+    # a stratum the sample left out stays missing after --limit: both lists, in order
+    own2 = Selection("sample", 192, 381300, 0, "3 blocks", 200, 3, 4100, ("2", "10", "3"))
+    lim2 = Selection("limit", 4, 192, None, "1 block", 12, 1, 3, ("1",))
+    assert combine(own2, lim2).missing_strata == ("1", "2", "3", "10")
 
 
 # -- each benchmark's rule on its release ---------------------------------------------------------

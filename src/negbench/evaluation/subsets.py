@@ -248,7 +248,8 @@ def _rule(
 
 def combine(own: Selection | None, sel: Selection) -> Selection:
     """A task's own sample (``notadataset[sample=…]``) followed by ``--limit`` / ``--sample``:
-    the full size is the task's full set, the rules are joined."""
+    the full size is the task's full set, the rules are joined, and a stratum missing from
+    either is missing."""
     if own is None or not own.subset:
         return sel
     if sel.how == "all":
@@ -262,5 +263,10 @@ def combine(own: Selection | None, sel: Selection) -> Selection:
         sel.asked,
         sel.units,
         own.units_full,
-        sel.missing_strata or own.missing_strata,
+        tuple(
+            sorted(
+                set(own.missing_strata) | set(sel.missing_strata),
+                key=lambda s: (0, int(s), "") if str(s).isdigit() else (1, 0, str(s)),
+            )
+        ),
     )
