@@ -183,3 +183,11 @@ def test_tests_are_laid_out_like_src():
         rel = d.parent.relative_to(tests)
         if rel.parts:
             assert (SRC / PKG / rel).is_dir(), f"{d}: no src/negbench/{rel}"
+
+
+def test_no_script_hides_a_standard_module():
+    """A script's folder comes first on sys.path: benchmarks/profile.py once hid the standard
+    ``profile`` module and broke every benchmark that loads a model (torch imports cProfile)."""
+    scripts = [p for d in ("benchmarks", "tools", ".ci") for p in (ROOT / d).rglob("*.py")]
+    assert scripts
+    assert [str(p) for p in scripts if p.stem in sys.stdlib_module_names] == []

@@ -9,8 +9,11 @@ before and after (other processes on the same cores slow every run; with more ru
 processes than cores, torch's spinning OpenMP threads slow it far more than their share — see
 the load numbers).
 
-    python benchmarks/profile.py [--model smollm2-135m-instruct] [--out DIR] [--threads N]
+    python benchmarks/negation_profile.py [--model smollm2-135m-instruct] [--out DIR] [--threads N]
                                  [--benchmarks a,b] [-- extra negbench profile options]
+
+(Not named ``profile.py``: a script's folder comes first on ``sys.path``, and that name would
+hide the standard library's ``profile`` module, which ``cProfile`` and torch import.)
 
 Needs the benchmarks' data (``$NEGBENCH_DATA`` …); benchmarks without data are listed, not run.
 """
