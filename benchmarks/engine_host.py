@@ -228,7 +228,12 @@ def main() -> None:
                 best = row
         table.append(best)
         saved[name] = answers_of(out)
-        if name in other:
+        if name in other and len(other[name]) != len(saved[name]):
+            print(
+                f"{name}: not compared with {args.compare}: {len(other[name])} answers there, "
+                f"{len(saved[name])} here (the task's subset rule chose other records)"
+            )
+        elif name in other:
             d = max(abs(a - b) for x, y in zip(saved[name], other[name]) for a, b in zip(x, y))
             print(
                 f"{name}: max |Δ log-prob| against {args.compare}: {d:.2e} "
