@@ -362,7 +362,12 @@ def main() -> None:
     ap.add_argument("--mode", default="cloze")
     ap.add_argument("--shots", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1234, help="few-shot seed (shots > 0)")
-    ap.add_argument("--limit", type=int, default=40, help="test items")
+    ap.add_argument(
+        "--limit",
+        type=int,
+        default=40,
+        help="test items (negbench run --limit: whole units across the strata)",
+    )
     ap.add_argument(
         "--batch",
         type=int,
@@ -516,7 +521,7 @@ def main() -> None:
     print(
         f"{args.task} {args.mode}, {args.shots}-shot"
         + (f" (seed {args.seed})" if args.shots else "")
-        + f", first {args.limit} items = {n_req} {'next-token' if next_token else 'log-likelihood'} "
+        + f", --limit {args.limit} (whole units across strata) = {n_req} {'next-token' if next_token else 'log-likelihood'} "
         f"requests; {args.model} {args.dtype} on {args.device} ({name}), {args.threads} threads; "
         f"{other} batch {args.batch}; non-embedding parameters {nonemb:,}, head {head:,}"
         + (f"; bf16 peak {peak:.0f} TFLOP/s" if peak else "")
