@@ -62,3 +62,24 @@ def test_linked_docs_exist():
         if not (ROOT / ref).is_file()
     ]
     assert not missing, missing
+
+
+def test_cited_repository_paths_exist():
+    """Paths into the package or the examples that the docs and the example task files name (a
+    moved file once left examples/lm_eval pointing at nothing). Not checked: the folder
+    adding_a_benchmark.md invents, and other projects' examples/ (LLaMA-Factory's)."""
+    ours = {p.name for p in (ROOT / "examples").iterdir()}
+    texts = [(p, n, line) for p, n, line in lines()] + [
+        (p.relative_to(ROOT), n, line)
+        for p in sorted((ROOT / "examples").rglob("*.yaml"))
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+    ]
+    missing = [
+        (str(p), n, ref)
+        for p, n, line in texts
+        for ref in re.findall(r"((?:src/negbench|examples)/[\w./-]*\w)", line)
+        if "my_benchmark" not in ref
+        and (ref.startswith("src/") or ref.split("/")[1] in ours)
+        and not (ROOT / ref).exists()
+    ]
+    assert not missing, missing

@@ -331,7 +331,7 @@ def test_runner_end_to_end_tiny_model(fake, tiny_gemma, monkeypatch, tmp_path):
 @pytest.mark.slow
 @needs_real
 def test_real_gemma3_270m_jnli_neg_small(monkeypatch):
-    """gemma3-270m (multilingual default) on the first 40 valid instances, loglik, 0-shot."""
+    """gemma3-270m (multilingual default) on --limit 40 of valid (whole groups), loglik, 0-shot."""
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)  # reuse the converted model (3 min to make)
     from negbench.backends.hf import HFBackend
     from negbench.core.engine import Engine, EngineConfig
@@ -350,4 +350,10 @@ def test_real_gemma3_270m_jnli_neg_small(monkeypatch):
         s.update(jn.LOGLIK.score(r, answers[k : k + len(rs)]))
         k += len(rs)
     m = unit_metrics(task, "loglik", samples)
-    assert m["n"] == 40 and m["n_pairs.M"] > 0 and 0 <= m["M.acc"] <= 1
+    # --limit 40 takes whole groups of minimal pairs (about 40 records), as subsets.select says
+    from negbench.evaluation.subsets import select
+
+    picked, sel = select(task.load(task.test_split), task.structure, limit=40)
+    assert m["n"] == sel.n == len(picked) and sel.how == "limit" and 20 <= sel.n <= 60
+    assert {s["doc_id"] for s in samples} == {d.id for d in picked}
+    assert m["n_pairs.M"] > 0 and 0 <= m["M.acc"] <= 1
