@@ -26,6 +26,7 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -650,6 +651,21 @@ def _train(
     task = eval_task_spec(r, td)
     if eval:
         _check_eval(r, model, task, chat_eval, dev)
+    # base model and adapter on the recipe's protocol: after a reused, a resumed or a new adapter
+    evaluate = partial(
+        evaluate_adapter,
+        r,
+        model,
+        layout,
+        task,
+        chat_eval,
+        device=dev,
+        cache=cache,
+        quiet=not progress,
+        threads=threads,
+        log=log,
+        report_to=report_to,
+    )
     base_fp = source_fingerprint(src)
     identity = {
         "recipe": r.identity(),
@@ -665,20 +681,7 @@ def _train(
                 "data): reusing it"
             )
             if eval:
-                evaluate_adapter(
-                    r,
-                    model,
-                    layout,
-                    task,
-                    chat_eval,
-                    device=dev,
-                    cache=cache,
-                    overwrite=overwrite,
-                    quiet=not progress,
-                    threads=threads,
-                    log=log,
-                    report_to=report_to,
-                )
+                evaluate(overwrite=overwrite)
             return layout.adapter
         if not overwrite:
             diff = _identity_diff(old.get("identity") or {}, identity)
@@ -698,20 +701,7 @@ def _train(
         log(f"finishing the interrupted save of a finished training in {layout.staging}")
         _finish(layout)  # killed between saving and moving into place
         if eval:
-            evaluate_adapter(
-                r,
-                model,
-                layout,
-                task,
-                chat_eval,
-                device=dev,
-                cache=cache,
-                overwrite=True,
-                quiet=not progress,
-                threads=threads,
-                log=log,
-                report_to=report_to,
-            )
+            evaluate(overwrite=True)
         return layout.adapter
     layout.created = not layout.out.exists()
     resume = _prepare_staging(layout, identity, restart, log)
@@ -815,20 +805,7 @@ def _train(
     )
     del trainer, peft_model, base
     if eval:  # runs of an earlier adapter in DIR/eval are stale: replace them
-        evaluate_adapter(
-            r,
-            model,
-            layout,
-            task,
-            chat_eval,
-            device=dev,
-            cache=cache,
-            overwrite=True,
-            quiet=not progress,
-            threads=threads,
-            log=log,
-            report_to=report_to,
-        )
+        evaluate(overwrite=True)
     return layout.adapter
 
 
