@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import negbench.tasks.jsts_neg.ja_negation as ja
-from negbench.builders.agreement import fleiss_kappa
+from negbench.scoring.agreement import fleiss_kappa
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 

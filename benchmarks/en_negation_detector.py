@@ -127,7 +127,7 @@ _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(A-Z0-9])")
 
 def condaqa(det: EnNegationDetector) -> None:
     from negbench.tasks.data_source import shared_data
-    from negbench.tasks.records import iter_jsonl
+    from negbench.records import iter_jsonl
 
     path = shared_data("condaqa") / "data" / "condaqa_dev.json"
     if not path.is_file():

@@ -20,7 +20,7 @@ import torch
 
 from negbench.backends.hf import HFBackend
 from negbench.core.engine import Engine, EngineConfig
-from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.scoring.fewshot import build_context, fewshot_draws
 from negbench.core.requests import LoglikelihoodRequest
 from negbench.tasks import get_task
 

@@ -24,7 +24,7 @@ import torch
 
 from negbench.backends.hf import HFBackend
 from negbench.core.engine import Engine, EngineConfig
-from negbench.evaluation.fewshot import build_context, fewshot_draws
+from negbench.scoring.fewshot import build_context, fewshot_draws
 from negbench.core.requests import GenerationRequest
 from negbench.tasks import get_task
 

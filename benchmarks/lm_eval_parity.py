@@ -30,7 +30,7 @@ import json
 import sys
 from pathlib import Path
 
-from negbench.evaluation.formulations import argmax  # numpy.argmax semantics, as lm-eval
+from negbench.scoring.formulations import argmax  # numpy.argmax semantics, as lm-eval
 
 
 def load_samples(run: Path, n: int, unit: str) -> list[dict]:

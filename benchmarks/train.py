@@ -265,7 +265,7 @@ def main() -> None:
     import torch
     from negbench.backends.sources import resolve
     from negbench.train.data import load_training_data, tokenize
-    from negbench.train.recipes import resolve_recipe
+    from negbench.scoring.recipes import resolve_recipe
     from negbench.train.trainer import weights_folder, load_tokenizer, precision
 
     threads = args.threads or torch.get_num_threads()

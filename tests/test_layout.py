@@ -112,6 +112,90 @@ def test_the_circle_check_finds_a_circle(tmp_path, monkeypatch):
     assert import_circles() == [["negbench.a", "negbench.b"]]
 
 
+#: negbench's layers, bottom to top (docs/architecture.md): a layer imports only layers of a lower
+#: rank; layers of one rank do not import each other.  ``negbench/__init__.py`` (the Python API's
+#: face, names imported on first use) and ``__main__.py`` stand outside.
+LAYERS: list[tuple[str, ...]] = [
+    ("errors",),
+    ("options", "hub", "records"),
+    ("files",),
+    ("core",),
+    ("backends",),
+    ("scoring",),
+    ("tasks",),
+    ("evaluation",),
+    ("report", "builders", "analyze", "integrations"),
+    ("train", "profile"),
+    ("cli",),
+]
+
+
+def _layer(mod: str) -> str | None:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] != "__main__" else None
+
+
+def upward_imports(mods: dict[str, Path] | None = None) -> list[str]:
+    """Every import (module level, inside a function or under TYPE_CHECKING) that goes to a layer
+    not below the importing one."""
+    mods = mods or _modules()
+    rank = {name: i for i, names in enumerate(LAYERS) for name in names}
+    bad = []
+    for mod, path in mods.items():
+        la = _layer(mod)
+        if la is None:
+            continue
+        for target in sorted(_imports(mod, path, mods)):
+            lb = _layer(target)
+            if lb is None or lb == la:
+                continue
+            if la not in rank or lb not in rank:
+                bad.append(
+                    f"{mod} -> {target}: layer {la if la not in rank else lb!r} is not in LAYERS"
+                )
+            elif rank[lb] >= rank[la]:
+                bad.append(f"{mod} -> {target} ({la} imports {lb}, which is not below it)")
+    return bad
+
+
+def test_every_import_goes_down_a_layer():
+    bad = upward_imports()
+    assert bad == [], "imports that go up a layer:\n" + "\n".join(bad)
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path, monkeypatch):
+    """A function-level import of a higher layer is found, as is one under TYPE_CHECKING."""
+    pkg = tmp_path / PKG
+    for sub in ("core", "scoring", "cli"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("def f():\n    from negbench.scoring import b\n")
+    (pkg / "scoring" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from negbench.cli import c\n"
+    )
+    (pkg / "cli" / "c.py").write_text("from negbench.core import a\n")
+    monkeypatch.setattr(sys.modules[__name__], "SRC", tmp_path)
+    bad = upward_imports()
+    assert {line.split(" (")[1] for line in bad} == {
+        "core imports scoring, which is not below it)",
+        "scoring imports cli, which is not below it)",
+    }
+    assert (
+        "negbench.core.a -> negbench.scoring.b (core imports scoring, which is not below it)" in bad
+    )
+
+
+def test_every_layer_is_declared():
+    """A new sub-package or top-level module gets its place in LAYERS (and docs/architecture.md)."""
+    ranked = {n for names in LAYERS for n in names}
+    found = {p.name for p in (SRC / PKG).iterdir() if (p / "__init__.py").is_file()}
+    found |= {p.stem for p in (SRC / PKG).glob("*.py") if not p.stem.startswith("__")}
+    assert found == ranked
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    assert [n for n in sorted(ranked) if f"`{n}" not in doc] == []
+
+
 def test_no_private_names_imported_across_modules():
     bad = []
     for mod, path in _modules().items():
@@ -138,7 +222,7 @@ def test_import_negbench_is_light():
 
 
 def test_every_benchmark_home_registers_itself():
-    from negbench.tasks.registry import REGISTRY, benchmark_packages
+    from negbench.scoring.registry import REGISTRY, benchmark_packages
 
     homes = {m.__name__.rpartition(".")[2] for m in benchmark_packages() if hasattr(m, "register")}
     assert {

@@ -29,7 +29,7 @@ from negbench.backends.api_common import (
     scrub,
     Usage,
 )
-from negbench.backends.base import RequestJob
+from negbench.core.backend import RequestJob
 from negbench.backends.openai_api import (
     decode_body,
     parse_chat_text,
@@ -707,8 +707,11 @@ def test_jsts_neg_judge_through_the_server_equals_in_process(tmp_path, vllm_url,
         JudgeItem("犬が走る。", "犬が走らない。"),
         JudgeItem("空は青い。", "空は青くない。"),
     ]
+    from negbench.evaluation.session import open_model
+
     local = load_judge(
         smol_folder,
+        open_model,
         dtype="float32",
         device="cpu",
         cache_path=str(tmp_path / "a.sqlite"),
@@ -716,6 +719,7 @@ def test_jsts_neg_judge_through_the_server_equals_in_process(tmp_path, vllm_url,
     )
     served = load_judge(
         f"openai-compatible:{vllm_url}/v1#smol",
+        open_model,
         cache_path=str(tmp_path / "b.sqlite"),
         progress=False,
     )

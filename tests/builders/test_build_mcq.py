@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from negbench.builders import mcq as M
-from negbench.builders.mcq_prompts import PROMPTS
 from negbench.errors import DataError, OptionError
 
 EN_TEXT = (
@@ -55,7 +54,7 @@ def _write_csv(path: Path, rows: list[dict], columns=None) -> Path:
 
 def _fill_author(sheet: Path, out: Path, lang: str = "en") -> Path:
     rows = _rows(sheet)
-    types = M.EN_LOCAL_TYPES if lang == "en" else M.KO_LOCAL_TYPES
+    types = M.local_types(lang)
     for i, r in enumerate(rows):
         r["standard_negation"] = f"It is not the case: {r['original']}"
         r["contradiction"] = r["contradiction"] or f"Contradiction {i}."
@@ -84,7 +83,7 @@ def _review(sheet: Path, out: Path, disagree: dict[int, list[str]]) -> Path:
 
 
 def test_prompts_are_the_papers(tmp_path):
-    en, ko = PROMPTS["en"], PROMPTS["ko"]
+    en, ko = M.language("en").prompts, M.language("ko").prompts
     assert set(en) == {"merge", "conditionals", "contradiction", "paraphrase"}
     assert set(ko) == {"merge", "contradiction", "paraphrase"}
     for p in list(en.values()) + list(ko.values()):
@@ -189,7 +188,7 @@ def test_full_flow_en_loads_through_nubench(tmp_path, tiny_llama):
     assert docs[4]["sentence"].endswith("(revised)")
     assert [d["index"] for d in docs] == [0, 1, 2, 3, 4]
     man = json.loads((tmp_path / "B" / "manifest.json").read_text())
-    assert man["model"]["fingerprint"] and set(man["prompts"]) == set(PROMPTS["en"])
+    assert man["model"]["fingerprint"] and set(man["prompts"]) == set(M.language("en").prompts)
     assert [x["rate"] for x in man["reviews"]] == [pytest.approx(0.4), pytest.approx(0.2)]
     assert set(man["stages"]) == {"extract", "contradiction", "paraphrase"}
 

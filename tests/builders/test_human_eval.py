@@ -13,7 +13,7 @@ import pytest
 
 from negbench.builders import human_eval as he
 import negbench.tasks.notadataset.human_eval as nhe
-from negbench.builders.agreement import cohen_kappa
+from negbench.scoring.agreement import cohen_kappa
 from negbench.cli import main
 from negbench.errors import DataError, OptionError, TaskError
 import negbench.tasks.notadataset.tasks as nad

@@ -7,12 +7,13 @@ import math
 import random
 
 from negbench.core.cache import ResponseCache
-from negbench.evaluation.fewshot import build_context, fewshot_draws
-from negbench.evaluation.metrics import over_seeds, sd, stderr, summarize
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, first_letter
+from negbench.scoring.fewshot import build_context, fewshot_draws
+from negbench.scoring.metrics import over_seeds, sd, stderr, summarize
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation, first_letter
 from negbench.core.requests import GenerationResponse, LoglikelihoodResponse, NextTokenResponse
-from negbench.evaluation.store import RunStore, atomic_write_text, package_versions
-from negbench.tasks.base import Doc, Rendered
+from negbench.files import atomic_write_text, package_versions
+from negbench.evaluation.store import RunStore
+from negbench.scoring.task import Doc, Rendered
 
 
 def docs(n, prefix="d"):
@@ -131,7 +132,7 @@ def test_chat_layout_follows_lm_eval_apply_chat_template():
     import json as _json
     from negbench.evaluation.runner import RunConfig, chat_context
     from negbench.tasks import get_task
-    from negbench.tasks.base import Rendered
+    from negbench.scoring.task import Rendered
 
     class Templater:
         def apply_chat_template(self, msgs, add_generation_prompt=True):
@@ -172,7 +173,7 @@ def test_jsonl_reader_skips_bom_and_names_the_bad_line(tmp_path):
     import pytest
 
     from negbench.errors import DataError
-    from negbench.tasks.records import iter_jsonl
+    from negbench.records import iter_jsonl
 
     p = tmp_path / "export.jsonl"
     p.write_bytes("\ufeff".encode() + b'{"id": 1}\n\n{"id": 2}\n')  # spreadsheet-style BOM

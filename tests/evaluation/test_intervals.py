@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from negbench.evaluation.intervals import (
+from negbench.scoring.intervals import (
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     cluster_interval,

@@ -284,7 +284,7 @@ def test_old_run_folders_holding_nan_still_read(shared, tmp_path, capsys):
     old = tmp_path / "old"
     shutil.copytree(shared["home"] / "A", old)
     shutil.rmtree(old / "report")
-    from negbench.evaluation.store import nan_for_null
+    from negbench.files import nan_for_null
 
     res = json.loads((old / "results.json").read_text())
     for part in ("units", "groups"):

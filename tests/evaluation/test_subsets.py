@@ -9,8 +9,8 @@ from collections import Counter
 import pytest
 from locations import SHARED as SHARED_FOLDER, TEST_DATA
 
-from negbench.evaluation.subsets import Selection, allocate, combine, select
-from negbench.tasks.base import Doc, Structure
+from negbench.scoring.subsets import Selection, allocate, combine, select
+from negbench.scoring.task import Doc, Structure
 
 SHARED = SHARED_FOLDER / "data"
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from negbench.cli import main
-from negbench.integrations.tracking import metric_rows, scalars
+from negbench.evaluation.tracking import metric_rows, scalars
 
 RUN = [
     "--tasks",

@@ -20,8 +20,8 @@ import negbench
 from negbench.cli import main
 from negbench.errors import NegbenchError, OptionError, OutputError
 from negbench.profile.folder import load_profile_run, read_manifest
-from negbench.profile.presets import BENCHMARKS
-from negbench.report.tables import resolve_ref
+from negbench.profile.presets import benchmarks
+from negbench.scoring.tables import resolve_ref
 
 from locations import SHARED, TEST_DATA
 
@@ -89,7 +89,7 @@ def test_profile_runs_what_has_data_and_lists_the_rest(prof_a):
     m = read_manifest(prof.folder)
     status = {b["key"]: b["status"] for b in m["benchmarks"]}
     assert {k for k, s in status.items() if s == "done"} == set(WITH_DATA)
-    quick = [b.key for b in BENCHMARKS if b.quick]
+    quick = [b.key for b in benchmarks() if b.quick]
     assert list(status) == quick  # nothing silently skipped, in page order
     missing = {x["benchmark"] for x in m["not_run"]}
     assert missing == set(quick) - set(WITH_DATA)
@@ -246,7 +246,7 @@ def test_a_killed_profile_resumes_without_recomputing_finished_benchmarks(
 def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, tmp_path):
     from negbench.profile.compare import compare_profiles
     from negbench.report.compare import compare_runs
-    from negbench.report.load import load_run
+    from negbench.scoring.runs import load_run
 
     a, b = prof_a[0].folder, prof_b[0].folder
     pc = compare_profiles([a, b])
@@ -443,11 +443,11 @@ def test_a_part_of_several_tasks_gives_each_task_its_own_modes():
     """KoNUBench's diagnostics: KMMLU has only 'symbol', BoolQ only 'cloze' — the part asks each
     task for the modes it has (a task/mode pair that does not exist is an error in a run)."""
     from negbench.evaluation.runner import task_modes
-    from negbench.profile.presets import BY_KEY
+    from negbench.profile.presets import by_key
     from negbench.profile.runner import task_mode_specs
     from negbench.tasks import get_task
 
-    part = BY_KEY["konubench-diagnostics"].quick[0]
+    part = by_key()["konubench-diagnostics"].quick[0]
     specs = task_mode_specs(list(part.tasks), part.modes)
     assert specs == [
         "kmmlu-neg:symbol",

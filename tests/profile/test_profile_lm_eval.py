@@ -21,7 +21,7 @@ from negbench.profile.lm_eval_layout import (
     to_lm_eval,
     write_lm_eval,
 )
-from negbench.evaluation.intervals import wilson
+from negbench.scoring.intervals import wilson
 from negbench.profile.model_card import card_rows, model_card_markdown
 
 lm_utils = pytest.importorskip("lm_eval.utils")

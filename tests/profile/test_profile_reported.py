@@ -1,4 +1,4 @@
-"""The papers' reported results (src/negbench/profile/reported_results.csv) against the papers.
+"""The papers' reported results (src/negbench/tasks/*/reported_results.csv) against the papers.
 
 Every row must name a table of its paper (``../shared/papers/<paper>.md``) whose text holds the
 row's value (and its spread, delta and row label); rows of one-line-per-row tables must sit on
@@ -17,17 +17,18 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from negbench.profile.presets import BY_KEY
+from negbench.profile.presets import by_key
 from negbench.profile.reported import (
     PAPER_ONLY_MODES,
-    PAPERS,
+    papers,
     ReportedResult,
     comparable,
     comparable_to_unit,
     load_reported,
     references,
 )
-from negbench.tasks import all_tasks, benchmark_of, get_task
+from negbench.scoring.registry import benchmark_of
+from negbench.tasks import all_tasks, get_task
 
 from locations import ROOT, SHARED
 
@@ -142,7 +143,7 @@ def test_every_required_table_is_transcribed():
         have[r.paper] |= {r.source, *r.also_in}
     for paper, tables in REQUIRED.items():
         assert tables <= have[paper], (paper, sorted(tables - have[paper]))
-    assert set(have) == set(PAPERS)
+    assert set(have) == set(papers())
 
 
 @needs_papers
@@ -267,7 +268,8 @@ def metric_keys():
     """The metric keys negbench's task code computes per (task, mode): a few real or fixture
     records of each task, answered at random (no model), through the runner's request builder
     and the tasks' own metrics."""
-    from negbench.evaluation.runner import RunConfig, Unit, build_requests, unit_metrics
+    from negbench.evaluation.runner import RunConfig, Unit, build_requests
+    from negbench.scoring.metrics import unit_metrics
 
     env = {
         "NEGBENCH_NUBENCH": str(ROOT / "tests/data/nubench"),
@@ -309,7 +311,7 @@ def test_protocol_fields_name_real_tasks_modes_seeds_and_metrics(metric_keys):
     tasks = all_tasks()
     missing_data = set()
     for r in rows():
-        assert r.benchmark in BY_KEY
+        assert r.benchmark in by_key()
         for name in r.tasks:
             assert name in tasks, name
             assert benchmark_of(name) == r.benchmark
@@ -488,9 +490,9 @@ def test_values_on_negbench_scale():
 
 def test_a_bad_row_names_file_line_and_field(tmp_path):
     from negbench.errors import DataError
-    from negbench.profile.reported import COLUMNS, CSV_PATH
+    from negbench.profile.reported import COLUMNS
 
-    lines = CSV_PATH.read_text(encoding="utf-8").splitlines()[:3]
+    lines = papers()["thunder-nubench"].csv.read_text(encoding="utf-8").splitlines()[:3]
     bad = tmp_path / "bad.csv"
     bad.write_text(
         "\n".join([lines[0], lines[1], lines[2].replace(",unstated,", ",maybe,")]) + "\n"

@@ -34,9 +34,9 @@ from negbench.errors import DataError, NegbenchError, OutputError
 from negbench.report import compare as cmpmod
 from negbench.report.build import build, write
 from negbench.cli.report import main as report_main
-from negbench.report.load import load_run, load_runs
+from negbench.scoring.runs import load_run, load_runs
 from negbench.report.schema import COMPARE, REPORT, RESULTS, validate
-from negbench.report.tables import ref_samples, resolve_ref
+from negbench.scoring.tables import ref_samples, resolve_ref
 from locations import TEST_DATA
 
 DATA = TEST_DATA

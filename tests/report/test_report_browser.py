@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from negbench.report.build import build, write
-from negbench.report.tables import ref_samples
+from negbench.scoring.tables import ref_samples
 
 from test_report import _fixture_data, engine_runs  # noqa: F401  (fixture + shared runs)
 
@@ -344,7 +344,7 @@ def plot_problems(fig) -> list[str]:
 def _made_up_runs() -> list:
     """In-memory runs with every plot kind and extreme values: accuracies of exactly 0 and 1,
     an adapter run, P(True) of exactly 0 and 1 (calibration points in the corners), AccChg."""
-    from negbench.report.load import Run, UnitResult
+    from negbench.scoring.runs import Run, UnitResult
 
     ea = {
         "incorrect_choice": {
@@ -418,7 +418,7 @@ def test_plot_legends_and_markers_made_up_extremes():
     """Every plot kind, with points at the very edges (accuracy 0 / 1, P(True) 0 / 1): legends
     sit outside the axes and inside the figure, markers are whole, the calibration axes take in
     [0, 1] with a margin."""
-    from negbench.report.paper_tables import Context
+    from negbench.scoring.paper_tables import Context
     from negbench.report.plots import all_plots, calibration
 
     runs = _made_up_runs()
@@ -444,8 +444,8 @@ def test_plot_legends_and_markers_made_up_extremes():
 def test_plot_legends_and_markers_real_runs(tmp_path_factory, tiny_llama):
     """The same on the engine's runs: shots, incorrect choices, confusion, calibration (three
     models, an adapter run, a group), not-a-dataset calibration."""
-    from negbench.report.load import load_runs
-    from negbench.report.paper_tables import Context
+    from negbench.scoring.runs import load_runs
+    from negbench.scoring.paper_tables import Context
     from negbench.report.plots import all_plots
 
     runs = engine_runs(tmp_path_factory.mktemp("report-runs"), tiny_llama)
@@ -460,7 +460,7 @@ def test_plot_legends_and_markers_real_runs(tmp_path_factory, tiny_llama):
 def test_saved_plot_files_hold_the_legend(tmp_path):
     """The saved PNG is the whole figure, legend included (tight bounding box)."""
     import matplotlib.image as mpimg
-    from negbench.report.paper_tables import Context
+    from negbench.scoring.paper_tables import Context
     from negbench.report.plots import calibration, save
 
     plots = calibration(Context(_made_up_runs(), {}))

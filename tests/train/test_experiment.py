@@ -116,7 +116,7 @@ def test_matrix_files_have_the_right_shape(experiment, nad):
 
 def _records(spec: str) -> list[dict]:
     """The sentences of a subset's split (its sample option dropped: every block of it)."""
-    from negbench.tasks.base import parse_spec
+    from negbench.scoring.task import parse_spec
     from negbench.train.data import load_training_data
 
     base, opts = parse_spec(spec)
@@ -319,7 +319,7 @@ def _export(tmp: Path, name: str) -> tuple[dict, dict, list, str]:
 
 def test_llama_factory_export_of_the_notadataset_recipe(tiny_llama, nad, tmp_path, capsys):
     from negbench.train.data import load_training_data
-    from negbench.train.recipes import resolve_recipe
+    from negbench.scoring.recipes import resolve_recipe
 
     code = main(
         [
@@ -355,7 +355,7 @@ def test_llama_factory_export_of_the_notadataset_recipe(tiny_llama, nad, tmp_pat
 
 @pytest.mark.parametrize("recipe", ["nubench-simple", "konubench-cloze-official"])
 def test_llama_factory_yaml_values_equal_the_recipe(recipe, tiny_llama, tmp_path, capsys):
-    from negbench.train.recipes import get_recipe
+    from negbench.scoring.recipes import get_recipe
 
     data = tmp_path / "pairs.jsonl"
     data.write_text(

@@ -15,7 +15,7 @@ pytest.importorskip("peft")
 
 from negbench.cli import main  # noqa: E402
 from negbench.errors import NegbenchError, OptionError  # noqa: E402
-from negbench.train import recipes as R  # noqa: E402
+from negbench.scoring import recipes as R  # noqa: E402
 from negbench.train.data import load_training_data, render, tokenize  # noqa: E402
 from locations import TEST_DATA
 

@@ -20,28 +20,13 @@ from negbench.analyze.ko_negation import (
     sentence_label,
 )
 from negbench.errors import DataError
-from negbench.tasks.records import field, iter_jsonl, read_text
+from negbench.records import field, iter_jsonl, read_text
+from negbench.tasks.konubench.corpus_numbers import PAPER_TABLE2
 
 #: Fields a KMMLU-style record must have (the release's kmmlu_neg / kmmlu_pos files; KMMLU
 #: itself has A–D).
 KMMLU_QUESTION = "question"
 KMMLU_OPTIONS = ("A", "B", "C", "D")
-#: The paper's Table 2 (§3.2): 3,160 negated sentences among 29,476.
-PAPER_TABLE2 = {
-    "sentences": 29476,
-    "negated": 3160,
-    "types": {"an-short": 795, "an-long": 1598, "mot-short": 174, "mot-long": 473, "malda": 120},
-    "clauses": {
-        "adnominal": 1022,
-        "adverbial": 624,
-        "noun": 98,
-        "quotation": 132,
-        "subordinate": 241,
-        "main": 1043,
-    },
-}
-#: §3.3: negated questions the paper extracted from KMMLU (the release holds 7,154).
-PAPER_KMMLU_NEGATED = 7153
 _ASK_END = re.compile(r"[가-힣]\?(?!\?)")
 
 

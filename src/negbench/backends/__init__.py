@@ -1,5 +1,5 @@
-"""Backends run the model; the engine decides what to run.  See :mod:`negbench.backends.base`."""
+"""Backends run the model; the engine decides what to run.  See :mod:`negbench.core.backend`."""
 
-from negbench.backends.base import Backend, Query, RowInput
+from negbench.core.backend import Backend, Query, RowInput
 
 __all__ = ["Backend", "Query", "RowInput"]

@@ -32,7 +32,7 @@ from negbench.backends.api_common import (
     prompt_messages,
     scrub,
 )
-from negbench.backends.base import RequestJob
+from negbench.core.backend import RequestJob
 from negbench.core.requests import GenerationRequest, GenerationResponse
 
 API_NUMERICS = "1"

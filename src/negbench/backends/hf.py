@@ -26,7 +26,7 @@ import numpy as np
 
 from negbench.backends import heap
 from negbench.backends.attention import IMPLEMENTATIONS, flex_masks, layer_windows, sdpa_masks
-from negbench.backends.base import PackedBatch, QueryResult, RowInput, packed_batch
+from negbench.core.backend import PackedBatch, QueryResult, RowInput, packed_batch
 from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.backends.tokenizing import as_list as _as_list
 from negbench.backends.tokenizing import quiet_transformers as _quiet_transformers

@@ -4,7 +4,7 @@ The token trie of the causal path does not transpose to an encoder-decoder: the 
 bidirectional, so two prompts that share a prefix share no encoder state.  What they *do* share is
 the context: the 2–4 choices of one question, or the True/False labels of one sentence, all have
 the same encoder input.  So this backend is a request-level backend (``level = "request"``, see
-:mod:`negbench.backends.base`): the engine deduplicates and caches, and the backend
+:mod:`negbench.core.backend`): the engine deduplicates and caches, and the backend
 
 * runs the encoder **once per distinct context** (contexts batched, right-padded, masked);
 * runs the decoder's first step (``decoder_start_token_id``) once per context: it answers every
@@ -210,7 +210,7 @@ class Seq2SeqBackend(HFBackend):
         """Every request kind is answered (log-likelihood, next-token, generation)."""
 
     def answer(self, jobs: list, done) -> dict:
-        """Answer :class:`negbench.backends.base.RequestJob` s; ``done`` gets
+        """Answer :class:`negbench.core.backend.RequestJob` s; ``done`` gets
         ``(key, request, response, None)`` after every model batch.  Returns statistics."""
         calls0, self._tokens, self._naive = self.model_calls, 0, 0
         scored = [j for j in jobs if not isinstance(j.request, GenerationRequest)]

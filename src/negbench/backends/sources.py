@@ -179,7 +179,7 @@ def file_sha256(path: Path) -> str:
             h.update(block)
     memo[key] = h.hexdigest()
     try:
-        from negbench.evaluation.store import atomic_write_text, to_json
+        from negbench.files import atomic_write_text, to_json
 
         memo_path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(memo_path, to_json(memo))

@@ -22,80 +22,27 @@ from __future__ import annotations
 import csv
 import os
 import random
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Sequence
 
 from negbench.errors import DataError, OptionError, TaskError
-
-#: The answer-sheet layout (Thunder-KoNUBench §4.3): what people fill, and the organiser's key.
-SHEET_FIELDS = ("item", "original_sentence", "A", "B", "C", "D", "answer")
-KEY_FIELDS = ("item", "idx", "gold", "option_types")
-LETTERS = "ABCD"
-#: Items of a sheet for a task without a paper's sheet (Thunder-KoNUBench §4.3's 50).
-DEFAULT_N = 50
-
-
-@dataclass(frozen=True)
-class Sheet:
-    """A benchmark's human-evaluation sheet (registry kind ``sheet``): ``judge`` or ``answer``,
-    the items drawn by default, the fields ``--stratify`` takes, how to write it and — for a
-    kind other than ``answer`` — how to score filled copies (key, filled) -> (result, text)."""
-
-    kind: str
-    default_n: int
-    strata: tuple[str, ...]
-    write: Callable[[str | os.PathLike, int, int, str | None, str | None], dict[str, Path]]
-    score: Callable[[str | os.PathLike, Sequence[str | os.PathLike]], tuple[dict, str]] | None = (
-        None
-    )
+from negbench.scoring.sheets import (
+    DEFAULT_N,
+    KEY_FIELDS,
+    LETTERS,
+    Sheet,
+    check_n,
+    read_rows,
+    seeded_sample,
+    write_answer_sheet,
+)
 
 
 def sheets() -> dict[str, Sheet]:
     """Every task with a paper's sheet (the benchmark homes register them)."""
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     return REGISTRY.entries("sheet")
-
-
-# -- sampling -------------------------------------------------------------------------------------
-def seeded_sample(strata: Sequence[Hashable], n: int, seed: int, stratified: bool) -> list[int]:
-    """``n`` indices of ``strata`` (one stratum value per record), in record order.
-
-    Unstratified: ``random.Random(seed).sample``.  Stratified: when ``n`` allows, every stratum
-    gets one item (a small pattern is not left out), and the rest of ``n`` is shared in proportion
-    to the strata's remaining sizes (largest remainder, ties to the larger stratum; never more
-    than a stratum has); with fewer items than strata, plain proportional shares.  Each stratum
-    is drawn with its own ``random.Random(f"{seed}-{stratum}")``."""
-    total = len(strata)
-    if not stratified:
-        return sorted(random.Random(seed).sample(range(total), n))
-    groups: dict[Hashable, list[int]] = defaultdict(list)
-    for i, s in enumerate(strata):
-        groups[s].append(i)
-    keys = sorted(groups, key=str)
-    base = 1 if n >= len(keys) else 0
-    size = {k: len(groups[k]) - base for k in keys}
-    share, pool = n - base * len(keys), total - base * len(keys)
-    quota = {k: base + (share * size[k] // pool if pool else 0) for k in keys}
-    rest = n - sum(quota.values())
-    by_rem = sorted(
-        keys, key=lambda k: (-(share * size[k] % pool if pool else 0), -size[k], str(k))
-    )
-    for k in by_rem[:rest]:
-        quota[k] += 1
-    out: list[int] = []
-    for k in keys:
-        out += random.Random(f"{seed}-{k}").sample(groups[k], min(quota[k], len(groups[k])))
-    return sorted(out)
-
-
-def check_n(n: int, available: int, what: str) -> None:
-    if not 1 <= n <= available:
-        raise TaskError(
-            f"--n {n}: {what} has {available} items", where="--n", fix=f"1 … {available}"
-        )
 
 
 def _check_stratify(task: str, strata: Sequence[str], stratify: str | None) -> None:
@@ -107,67 +54,6 @@ def _check_stratify(task: str, strata: Sequence[str], stratify: str | None) -> N
             if strata
             else f"drop --stratify ({task} is drawn at random, as its paper did)",
         )
-
-
-# -- answer sheets (NUBench items, as Thunder-KoNUBench Table 7) ----------------------------------
-def write_csv(path: Path, header: Sequence[str], rows: Sequence[Sequence]) -> None:
-    from negbench.evaluation.store import atomic_write_text
-    import io
-
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    atomic_write_text(path, buf.getvalue())
-
-
-def write_answer_sheet(
-    items: Sequence[dict],
-    out_dir: str | os.PathLike,
-    title: str,
-    intro: Sequence[str],
-    text_column: str = "original_sentence",
-    text_label: str = "Sentence",
-) -> dict[str, Path]:
-    """The KoNUBench sheet layout (:data:`negbench.tasks.konubench.tasks.SHEET_FIELDS` /
-    ``KEY_FIELDS``) for other multiple-choice items, so one scorer reads both (it reads only
-    ``item`` and ``answer`` of a sheet; the text column may be named for what it holds)."""
-    from negbench.evaluation.store import atomic_write_text
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"sheet": out / "sheet.csv", "markdown": out / "sheet.md", "key": out / "key.csv"}
-    write_csv(
-        paths["sheet"],
-        (SHEET_FIELDS[0], text_column, *SHEET_FIELDS[2:]),
-        [
-            [
-                it["item"],
-                it["original_sentence"],
-                *(it["options"] + [""] * (4 - len(it["options"]))),
-                "",
-            ]
-            for it in items
-        ],
-    )
-    write_csv(
-        paths["key"],
-        KEY_FIELDS,
-        [[it["item"], it["idx"], it["gold"], "+".join(it["option_types"])] for it in items],
-    )
-    md = [
-        f"# {title} ({len(items)} items)",
-        "",
-        *intro,
-        "",
-        "Write the letter of your answer in the `answer` column of sheet.csv.",
-        "",
-    ]
-    for it in items:
-        md += [f"## {it['item']}", "", f"{text_label}: {it['original_sentence']}", ""]
-        md += [f"{LETTERS[j]}. {t}" for j, t in enumerate(it["options"])] + ["", "Answer: ____", ""]
-    atomic_write_text(paths["markdown"], "\n".join(md))
-    return paths
 
 
 def choice_mode(task) -> tuple[str, Any]:
@@ -258,27 +144,6 @@ def write_sheet(
 
 
 # -- reading filled sheets ------------------------------------------------------------------------
-def read_rows(path: Path, need: Sequence[str], what: str) -> tuple[list[str], list[dict]]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = list(reader.fieldnames or [])
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    except (csv.Error, UnicodeDecodeError) as exc:
-        raise DataError(f"not a readable CSV file ({exc})", path=str(path)) from None
-    for k in need:
-        if k not in header:
-            raise DataError(
-                f"no '{k}' column",
-                path=str(path),
-                field=k,
-                fix=f"use the {what} written by 'negbench human-eval sheet'",
-            )
-    return header, rows
-
-
 def key_kind(key: str | os.PathLike) -> str:
     """``judge`` or ``answer``, from the key's columns."""
     header, _ = read_rows(Path(key), ("item",), "key.csv")
@@ -291,12 +156,6 @@ def key_kind(key: str | os.PathLike) -> str:
         path=str(key),
         fix="use the key.csv written by 'negbench human-eval sheet'",
     )
-
-
-def annotator_names(paths: Sequence[str | os.PathLike]) -> list[str]:
-    """File stems, or the paths themselves when two stems are the same (a/sheet.csv, b/sheet.csv)."""
-    stems = [Path(p).stem for p in paths]
-    return stems if len(set(stems)) == len(stems) else [str(p) for p in paths]
 
 
 def score(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> tuple[dict, str]:
@@ -313,7 +172,6 @@ def score(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> tuple[
 
 # -- answer sheets: Thunder-KoNUBench Table 7 -----------------------------------------------------
 def _read_csv(path: Path, need: Sequence[str]) -> list[dict]:
-    import csv
 
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:

@@ -39,10 +39,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from negbench.builders.mcq_prompts import ANSWER_LABELS, PROMPTS, Prompt
+from negbench.scoring.construction import McqLanguage, Prompt
 from negbench.errors import DataError, OptionError
-from negbench.tasks.records import iter_jsonl, read_text
-from negbench.evaluation.store import (
+from negbench.records import iter_jsonl, read_text
+from negbench.files import (
     atomic_write_text,
     file_sha256,
     read_jsonl,
@@ -54,24 +54,8 @@ from negbench.evaluation.store import (
 LANGS = ("en", "ko")
 
 
-@dataclass(frozen=True)
-class McqLanguage:
-    """What the build needs from the benchmark whose release it writes (registry kind
-    ``mcq_language``, registered by the benchmark's home: ``en`` Thunder-NUBench, ``ko``
-    Thunder-KoNUBench): the task that loads the release, the variable pointing it there, the
-    release's splits, where a split's file goes, the loader's own validation and the writer."""
-
-    code: str
-    task: str
-    env: str
-    splits: tuple[str, ...]
-    release_path: Callable[[Path, str], tuple[Path, Path]]  # (out, split) -> (file, task source)
-    check_release: Callable[[list[dict], str, str], None]  # (records, split, path)
-    write_release: Callable[[Path, list[dict]], None]
-
-
 def language(code: str) -> McqLanguage:
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     lang = REGISTRY.get("mcq_language", code)
     if lang is None:
@@ -83,12 +67,22 @@ def language(code: str) -> McqLanguage:
     return lang
 
 
+#: Answer labels the prompts end with; a model that repeats one is cut after it.
+ANSWER_LABELS = (
+    "Contradicted sentence:",
+    "Paraphrased sentence:",
+    "Conditional sentence:",
+    "Merged sentence:",
+    "Resulting sentence:",
+    "Contradiction:",
+    "Paraphrase:",
+    "contradiction:",
+    "paraphrase:",
+    "생성된 문장:",
+)
+
 #: bump when a stage's code changes what it produces: older stage files are then rebuilt
 STAGE_VERSION = 1
-#: Listing 3: ``len(x.split()) >= 30``; KoNUBench states no length filter.
-DEFAULT_MIN_WORDS = {"en": 30, "ko": 0}
-#: NUBench K.2 uses single sentences; KoNUBench §4.2 merges two-sentence units.
-DEFAULT_MERGE = {"en": False, "ko": True}
 #: Listing 3 ``shuffle(seed=42)``.
 DEFAULT_SEED = 42
 #: KoNUBench E.2: two rounds of cross-checking.
@@ -100,8 +94,6 @@ LABELS = ("original", "standard_negation", "local_negation", "contradiction", "p
 AGREE, DISAGREE = "agree", "disagree"
 #: ``choice2_type`` of the NUBench release (Table 10) and ``local_negation_type`` of KoNUBench's.
 EN_NON_APPLICABLE = "non-applicable"
-EN_LOCAL_TYPES = ("relative_part", "pp_part", "adverb_part", "compound_part")
-KO_LOCAL_TYPES = ("관형절", "부사절", "명사절", "인용절", "종속절", "대등절 일부")
 KO_NONE = ("", "none", "없음")
 #: Author / reviewer sheet text columns (language-neutral names; finalize maps them).
 TEXT_COLUMNS = (
@@ -129,7 +121,7 @@ COLUMN_LABEL = {
 
 
 def local_types(lang: str) -> tuple[str, ...]:
-    return EN_LOCAL_TYPES if lang == "en" else KO_LOCAL_TYPES
+    return language(lang).local_types
 
 
 # -- configuration ---------------------------------------------------------------------------------
@@ -161,8 +153,8 @@ class McqConfig:
         if c.lang not in LANGS:
             raise OptionError(f"unknown language {c.lang!r}", where="--lang", fix="en or ko")
         c.model = c.model or (DEFAULT_MODEL if c.lang == "en" else MULTILINGUAL_DEFAULT)
-        c.min_words = DEFAULT_MIN_WORDS[c.lang] if c.min_words is None else c.min_words
-        c.merge = DEFAULT_MERGE[c.lang] if c.merge is None else c.merge
+        c.min_words = language(c.lang).min_words if c.min_words is None else c.min_words
+        c.merge = language(c.lang).merge if c.merge is None else c.merge
         if c.conditionals and c.lang != "en":
             raise OptionError(
                 "--conditionals is the English pipeline's (NUBench Listing 4)",
@@ -437,7 +429,7 @@ def stage_records(
     """Run (or reuse) the machine stages; returns the items the author sheet is made of."""
     work = Path(cfg.out) / "work"
     st = Stages(work, log)
-    prompts = PROMPTS[cfg.lang]
+    prompts = language(cfg.lang).prompts
     split_name, split_fn = splitter(cfg.lang)
     base = {
         "version": STAGE_VERSION,
@@ -988,7 +980,8 @@ def build(
         "settings": {k: v for k, v in asdict(cfg).items() if k not in ("author", "reviews")},
         "model": {"spec": cfg.model, "fingerprint": _model_fingerprint(out, gen)},
         "prompts": {
-            name: {"source": p.source, "sha256": p.sha256} for name, p in PROMPTS[cfg.lang].items()
+            name: {"source": p.source, "sha256": p.sha256}
+            for name, p in language(cfg.lang).prompts.items()
         },
         "stages": stages.fingerprints,
         "author_sheet": {"path": cfg.author, "sha256": file_sha256(cfg.author)},

@@ -89,7 +89,7 @@ def add_parser(subparsers) -> None:
 
 
 def _out_paths(args) -> tuple[Path | None, Path | None, Path | None]:
-    from negbench.evaluation.store import check_writable_folder
+    from negbench.files import check_writable_folder
 
     out = Path(args.output) if args.output else None
     md = js = None
@@ -145,7 +145,7 @@ def run(args) -> int:
 
 def _sentences(args, outputs) -> int:
     from negbench.analyze.corpus import read_sentences
-    from negbench.evaluation.store import atomic_write_chunks, to_json, write_json
+    from negbench.files import atomic_write_chunks, to_json, write_json
 
     det: Any
     corpus_stats: Any
@@ -198,7 +198,7 @@ def _sentences(args, outputs) -> int:
     table = table2_markdown(stats)
     print(table)
     if md is not None:
-        from negbench.evaluation.store import atomic_write_text
+        from negbench.files import atomic_write_text
 
         atomic_write_text(md, table)
         write_json(
@@ -225,15 +225,15 @@ def _reference(args) -> Path | None:
 
 
 def _kmmlu(args, outputs) -> int:
+    from negbench.tasks.konubench.corpus_numbers import PAPER_KMMLU_NEGATED
     from negbench.analyze.corpus import (
-        PAPER_KMMLU_NEGATED,
         compare_selection,
         kmmlu_ask,
         kmmlu_negated,
         read_kmmlu,
     )
     from negbench.analyze.ko_negation import KoNegationDetector
-    from negbench.evaluation.store import atomic_write_chunks, to_json, write_json
+    from negbench.files import atomic_write_chunks, to_json, write_json
 
     recs = [(f, n, r) for f in args.files for n, r in enumerate(read_kmmlu(f), 1)]
     ref_path = _reference(args)
@@ -282,7 +282,7 @@ def _kmmlu(args, outputs) -> int:
             f"selected items are not in it"
         )
     if md is not None:
-        from negbench.evaluation.store import atomic_write_text
+        from negbench.files import atomic_write_text
 
         atomic_write_text(
             md,

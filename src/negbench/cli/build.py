@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from negbench.options import whole_number
-from negbench.tasks.registry import REGISTRY
+from negbench.scoring.registry import REGISTRY
 
 
 def add_parser(subparsers) -> None:
@@ -37,7 +37,9 @@ def run(args) -> int:
     if builder is None:
         print("usage: negbench build jsts-neg [options]  (see --help)", file=sys.stderr)
         return 2
-    return builder.run(args)
+    from negbench.evaluation.session import open_model
+
+    return builder.run(args, open_model)
 
 
 # -- negbench build mcq (negbench.builders.mcq) -----------------------------------------------------

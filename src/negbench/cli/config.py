@@ -60,7 +60,7 @@ def config_flags(path: str | Path, parser: argparse.ArgumentParser | None = None
     from negbench.errors import require
 
     yaml = require("yaml")
-    from negbench.tasks.records import read_text
+    from negbench.records import read_text
 
     p = Path(path)
     if not p.is_file():

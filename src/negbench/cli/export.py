@@ -34,7 +34,7 @@ def run(args) -> int:
         return 0
     e = get_exporter(args.name)
     split = args.split or e.default_split
-    from negbench.evaluation.store import check_file_target
+    from negbench.files import check_file_target
 
     out = check_file_target(args.out or f"{args.name}.{split}.jsonl")  # before reading the data
     records = e.records(split)

@@ -70,7 +70,7 @@ def run(args) -> int:
     from negbench.builders import human_eval as sheets
 
     if args.human_action == "sheet":
-        from negbench.evaluation.store import check_writable_folder
+        from negbench.files import check_writable_folder
 
         check_writable_folder(args.out, "--out")
         paths = sheets.write_sheet(
@@ -82,7 +82,7 @@ def run(args) -> int:
     res, text = sheets.score(args.key, args.filled)
     print(text)
     if args.json:
-        from negbench.evaluation.store import write_json
+        from negbench.files import write_json
 
         write_json(args.json, res, indent=1)
     return 0

@@ -23,7 +23,7 @@ the same command resumes (finished benchmarks are not recomputed). docs/profile.
 
 
 def add_parser(sub) -> None:
-    from negbench.profile.presets import BY_KEY, PRESETS
+    from negbench.profile.presets import PRESETS, by_key
 
     p = sub.add_parser(
         "profile",
@@ -53,7 +53,7 @@ def add_parser(sub) -> None:
         "--benchmarks",
         default=None,
         metavar="NAME,…",
-        help="only these benchmarks: " + ", ".join(BY_KEY),
+        help="only these benchmarks: " + ", ".join(by_key()),
     )
     p.add_argument(
         "--mode",
@@ -196,7 +196,7 @@ def run_profile(args) -> int:
 def run_compare(args) -> int:
     from negbench.cli.report import bootstrap_options
     from negbench.profile.compare import compare_profiles, summary_text, write_comparison
-    from negbench.evaluation.store import to_json
+    from negbench.files import to_json
 
     pc = compare_profiles(
         args.profiles,

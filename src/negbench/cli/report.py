@@ -1,6 +1,6 @@
 """``negbench report`` and ``negbench compare``.
 
-Also runnable on its own: ``python -m negbench.report report RUN…`` / ``… compare A B``.
+Also runnable as ``python -m negbench report RUN…`` / ``… compare A B``.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def add_bootstrap_args(p) -> None:
 
 def bootstrap_options(args) -> dict:
     """The comparison's resamples and seed: the options given, else the one default."""
-    from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    from negbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
     return {
         "n_resamples": BOOTSTRAP_RESAMPLES if args.bootstrap is None else args.bootstrap,
@@ -299,8 +299,8 @@ def run_compare(args) -> int:
     from negbench.report.build import NO_TEXT_NOTE, leave_out_text, sample_views
     from negbench.report.compare import compare_runs, to_markdown
     from negbench.report.html import render
-    from negbench.report.load import load_runs
-    from negbench.evaluation.store import atomic_write_text, to_json, write_json
+    from negbench.scoring.runs import load_runs
+    from negbench.files import atomic_write_text, to_json, write_json
 
     a, b = load_runs([args.a, args.b], [args.label_a, args.label_b])
     tasks = [t.strip() for t in args.tasks.split(",")] if args.tasks else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
-from negbench.integrations.tracking import REPORT_TO_HELP, report_to
+from negbench.evaluation.tracking import REPORT_TO_HELP, report_to
 from negbench.options import names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from negbench.options import whole_number
-from negbench.integrations.tracking import report_to
+from negbench.evaluation.tracking import report_to
 
 EPILOG = """examples:
   negbench recipes                                         # every recipe and hyper-parameter
@@ -177,7 +177,7 @@ def add_parser(subparsers) -> None:
 
 
 def cmd_recipes(args) -> int:
-    from negbench.train import recipes as R
+    from negbench.scoring import recipes as R
 
     if not args.name:
         if args.yaml or args.llama_factory:
@@ -213,7 +213,7 @@ def cmd_recipes(args) -> int:
 
 def cmd_train(args) -> int:
     from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
-    from negbench.train.recipes import resolve_recipe
+    from negbench.scoring.recipes import resolve_recipe
 
     recipe = resolve_recipe(
         args.recipe,

@@ -11,7 +11,7 @@ Results do not depend on batch size or grouping: the trie mask makes every token
 own context, whichever row it is packed in.
 
 Request-level backends (``backend.level == "request"``, e.g. an OpenAI-compatible server; see
-:mod:`negbench.backends.base`) answer whole requests.  For them the engine keeps dedup, the cache
+:mod:`negbench.core.backend`) answer whole requests.  For them the engine keeps dedup, the cache
 (each answer committed as it arrives, with its provenance in the cache's ``answer_meta`` table),
 progress and statistics, tokenises exactly as the token-level path when the backend has a
 tokenizer, and sends requests sorted by prompt so that shared prefixes are adjacent (a server
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from negbench.backends.base import PackedBatch, RequestJob, row_inputs
+from negbench.core.backend import PackedBatch, RequestJob, row_inputs
 from negbench.core.cache import ResponseCache
 from negbench.core.requests import (
     GenerationRequest,

@@ -191,7 +191,7 @@ CODE_MODULES = (
     "negbench.core.engine",
     "negbench.core.trie",
     "negbench.backends.hf",
-    "negbench.backends.base",
+    "negbench.core.backend",
     "negbench.backends.attention",
     "negbench.backends.token_splits",
 )

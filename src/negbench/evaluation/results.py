@@ -121,7 +121,7 @@ class Results:
         if unit not in self._samples:
             if self.output is None:
                 raise KeyError(f"the samples of {unit!r} were not kept")
-            from negbench.evaluation.store import read_jsonl
+            from negbench.files import read_jsonl
 
             self._samples[unit] = read_jsonl(self.output / "samples" / f"{unit}.jsonl")
         return self._samples[unit]
@@ -132,10 +132,10 @@ class Results:
                 yield unit, rec
 
     def paper_tables(self) -> list:
-        """The report's paper-shaped tables of this run (:mod:`negbench.report.paper_tables`),
-        as :class:`negbench.report.tables.Table` objects (``.to_markdown()``)."""
-        from negbench.report.load import Run, UnitResult as RunUnit
-        from negbench.report.paper_tables import Context, build_tables
+        """The report's paper-shaped tables of this run (:mod:`negbench.scoring.paper_tables`),
+        as :class:`negbench.scoring.tables.Table` objects (``.to_markdown()``)."""
+        from negbench.scoring.runs import Run, UnitResult as RunUnit
+        from negbench.scoring.paper_tables import Context, build_tables
 
         units = {
             n: RunUnit(n, u.task, u.mode, u.shots, u.seed, u.group, dict(u.metrics))
@@ -198,7 +198,7 @@ class Results:
 # -- text ------------------------------------------------------------------------------------------
 def run_tables(results: dict) -> dict[str, str]:
     """The task tables saved with a run, then the run-level report sections."""
-    from negbench.report.sections import run_sections
+    from negbench.scoring.sections import run_sections
 
     tables = dict(results.get("tables") or {})
     tables.update(run_sections(results))

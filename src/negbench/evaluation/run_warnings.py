@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from negbench.evaluation.subsets import plural
+from negbench.scoring.subsets import plural
 
 #: Share of unreadable outputs above which a unit is flagged.
 UNPARSEABLE_RATE = 0.2

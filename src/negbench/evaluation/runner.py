@@ -18,14 +18,15 @@ from typing import Any, Iterable, Iterator, Sequence
 from negbench import __version__
 from negbench.core.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
 from negbench.core.requests import request_key
-from negbench.evaluation.fewshot import build_context, fewshot_draws
-from negbench.evaluation.headline import Parts, add_intervals, group_headline, unit_note
-from negbench.evaluation.metrics import over_seeds, summarize
+from negbench.scoring.fewshot import build_context, fewshot_draws
+from negbench.scoring.headline import Parts, add_intervals, group_headline, unit_note
+from negbench.scoring.metrics import over_seeds, unit_metrics
 from negbench.evaluation.run_warnings import RunWarning, merged, unit_warnings
-from negbench.evaluation.store import RunStore, fingerprint_records, git_commit, package_versions
-from negbench.evaluation.subsets import Selection, combine, select
+from negbench.files import fingerprint_records, git_commit, package_versions
+from negbench.evaluation.store import RunStore
+from negbench.scoring.subsets import Selection, combine, select
 from negbench.tasks import Task, get_task
-from negbench.tasks.base import Doc
+from negbench.scoring.task import Doc
 
 SCHEMA_VERSION = 1
 
@@ -640,18 +641,6 @@ def _digest(reqs, fingerprint: str) -> str:
 def _hms(s: float) -> str:
     s = int(s)
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
-def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
-    """All metrics of one unit: pure functions of its per-sample records.  ``records``: a list,
-    or a re-iterable stream of a saved unit's samples (:meth:`RunStore.samples`), read once per
-    metric family; tasks whose ``extra_metrics`` need a list get one."""
-    metrics = summarize(records, task.mode(mode).formulation.metrics)
-    if task.extra_metrics:
-        if not task.stream_metrics and not isinstance(records, list):
-            records = list(records)
-        metrics.update(task.extra_metrics(mode, records))
-    return metrics
 
 
 def group_results(

@@ -123,7 +123,7 @@ def run_folder_name(
     import hashlib
 
     from negbench.backends.spec import safe_name, slug
-    from negbench.evaluation.store import to_json
+    from negbench.files import to_json
 
     def join(xs) -> str:
         return "+".join(safe_name(str(x)) for x in xs)
@@ -373,14 +373,14 @@ class Session:
         finished one of another configuration is refused unless ``overwrite``); without it the
         per-sample records stay in memory.  ``limit`` (data order) or ``sample`` (a random
         draw, ``sample_seed``) evaluate about N records by the benchmark's whole units and
-        across its strata (:mod:`negbench.evaluation.subsets`)."""
+        across its strata (:mod:`negbench.scoring.subsets`)."""
         from negbench.evaluation.results import Results
         from negbench.evaluation.runner import RunConfig, evaluate, prepare, run_identity
         from negbench.evaluation.store import RunTarget
 
         check_chat_options(chat, system_prompt, chat_layout)
         if report_to:  # installed, logged in: before the model
-            from negbench.integrations.tracking import check_trackers
+            from negbench.evaluation.tracking import check_trackers
 
             if output is None:
                 from negbench.errors import OptionError
@@ -429,7 +429,7 @@ class Session:
                 raise
             target.commit()
             if report_to:
-                from negbench.integrations.tracking import log_run
+                from negbench.evaluation.tracking import log_run
 
                 for line in log_run(data, target.final, list(report_to)):
                     self.log(line)

@@ -347,7 +347,7 @@ def general_eval(
         )
     finally:
         lm.close()
-    from negbench.evaluation.store import write_json
+    from negbench.files import write_json
 
     write_json(out, res, default=handle_non_serializable)
     print(make_table(res))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 
 if TYPE_CHECKING:
-    from negbench.tasks.base import Doc
+    from negbench.scoring.task import Doc
 
 #: at most this many distinct answers across items make a closed answer set
 MAX_LABELS = 10
@@ -88,7 +88,7 @@ def items_for(
     """The evaluated items of ``task`` in ``mode`` as :class:`Item` (the mode's own rendering and
     record filter), and where their options come from.  ``docs``: the records to use (e.g. a
     profile's subset), else the task's test split (its first ``limit`` records)."""
-    from negbench.evaluation.formulations import Generation
+    from negbench.scoring.formulations import Generation
     from negbench.tasks import get_task
 
     t = get_task(task)

@@ -33,7 +33,7 @@ from negbench.report.compare import (
     p_text,
     paired_bootstrap,
 )
-from negbench.report.tables import Cell, Column, Row, Table
+from negbench.scoring.tables import Cell, Column, Row, Table
 
 SCHEMA = "negbench.profile-compare/1"
 
@@ -351,7 +351,7 @@ def write_comparison(
     pc: ProfileComparison, out: str | Path, *, title: str | None = None
 ) -> dict[str, str]:
     """Write ``compare.html``, ``compare.md``, ``compare.json`` and the figures into ``out``."""
-    from negbench.evaluation.store import atomic_write_text, write_json
+    from negbench.files import atomic_write_text, write_json
     from negbench.report.build import sample_views
     from negbench.report.compare import to_markdown
     from negbench.report.html import render

@@ -1,4 +1,4 @@
-"""A profile folder on disk, and a profile read back as one report :class:`~negbench.report.load.Run`.
+"""A profile folder on disk, and a profile read back as one report :class:`~negbench.scoring.runs.Run`.
 
 ::
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from negbench.errors import DataError, OutputError
-from negbench.report.load import Run, UnitResult, load_run, short_name
+from negbench.scoring.runs import Run, UnitResult, load_run, short_name
 
 SCHEMA = "negbench.profile/1"
 MANIFEST = "profile.json"
@@ -75,7 +75,7 @@ def check_target(folder: Path, identity: Mapping[str, Any], overwrite: bool) -> 
     """Check a profile's output folder before anything loads: a new or empty folder, or a
     profile of the same identity (returned, to resume); a profile of another identity, or a
     folder holding something else, only with ``overwrite``."""
-    from negbench.evaluation.store import check_writable_folder
+    from negbench.files import check_writable_folder
 
     if folder.exists() and not folder.is_dir():
         raise OutputError(
@@ -110,7 +110,7 @@ def check_target(folder: Path, identity: Mapping[str, Any], overwrite: bool) -> 
 
 
 def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
-    from negbench.evaluation.store import write_json
+    from negbench.files import write_json
 
     folder.mkdir(parents=True, exist_ok=True)
     write_json(folder / MANIFEST, manifest)

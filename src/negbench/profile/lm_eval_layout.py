@@ -106,7 +106,7 @@ def _task_config(
         "chat": u.get("chat"),
     }
     from negbench.tasks import Task
-    from negbench.tasks.base import ModeSpec
+    from negbench.scoring.task import ModeSpec
 
     task: Task | None = None
     spec: ModeSpec | None = None
@@ -380,7 +380,7 @@ def results_filename(results: Mapping[str, Any]) -> str:
 def write_lm_eval(results: Mapping[str, Any], out_dir: str | Path) -> Path:
     """Write ``<out_dir>/<model_name_sanitized>/results_<date>.json`` (lm-eval's layout on disk)
     atomically; returns its path."""
-    from negbench.evaluation.store import atomic_write_text
+    from negbench.files import atomic_write_text
 
     data = to_lm_eval(results)
     folder = Path(out_dir) / data["model_name_sanitized"]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, TypeGuard
 
 from negbench.errors import NegbenchError
-from negbench.evaluation.intervals import Z95, wilson
-from negbench.tasks.base import parse_spec
+from negbench.scoring.intervals import Z95, wilson
+from negbench.scoring.task import parse_spec
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The profile's page: "where does my model fail on negation, and how does it compare?"
 
 Built from a profile folder with the report's own parts (:mod:`negbench.report`): tables of
-:class:`~negbench.report.tables.Cell` s whose :class:`~negbench.report.tables.Ref` lists the
+:class:`~negbench.scoring.tables.Cell` s whose :class:`~negbench.scoring.tables.Ref` lists the
 items behind each number in the per-sample browser, matplotlib figures, and the one HTML page
 (:func:`negbench.report.html.render`).  In order:
 
@@ -28,9 +28,9 @@ from typing import Any, Mapping, Sequence
 
 from negbench.profile.folder import ProfileRun, finite, load_profile_run, merged_results, now
 from negbench.profile.phenomena import Phenomenon, phenomena
-from negbench.report.load import Run, UnitResult, primary_metric
+from negbench.scoring.runs import Run, UnitResult, primary_metric
 from negbench.report.plots import COLORS, MARKERS, Plot, finish_plot, pyplot
-from negbench.report.tables import Cell, Column, Ref, Row, Table, resolve_ref
+from negbench.scoring.tables import Cell, Column, Ref, Row, Table, resolve_ref
 
 #: metrics that are signed changes (in points), not scores in [0, 100]
 SIGNED = ("acc_chg",)
@@ -206,7 +206,7 @@ def _baselines(run: Run, row: HeadlineRow, units: Sequence[UnitResult]) -> None:
 
 
 def _papers(row: HeadlineRow, run: Run, units: Sequence[UnitResult]) -> None:
-    from negbench.profile.reported import PAPERS, comparable
+    from negbench.profile.reported import comparable, paper_title
 
     u0 = units[0]
     raw = (run.results.get("units") or {}).get(u0.name) or {}
@@ -228,7 +228,7 @@ def _papers(row: HeadlineRow, run: Run, units: Sequence[UnitResult]) -> None:
         seen.add(key)
         v = r.negbench_value()
         v = v * 100 if r.unit != "count" and not r.metric.endswith("pct") else v
-        title = PAPERS.get(r.paper, r.paper).split(" (")[0]
+        title = paper_title(r.paper).split(" (")[0]
         row.papers.append(
             PaperModel(r.model, v, f"{title} {r.source}", r.model_kind, r.condition or "", r.source)
         )
@@ -762,7 +762,7 @@ def write_profile_page(
 ) -> dict[str, str]:
     """Write the page (HTML, Markdown, the computed content into ``profile.json``), the model-card
     snippet and the lm-eval layout of a profile folder; returns the files written."""
-    from negbench.evaluation.store import atomic_write_text
+    from negbench.files import atomic_write_text
     from negbench.profile.folder import finished_parts, read_manifest, write_manifest
 
     folder = Path(folder)
@@ -902,7 +902,7 @@ def markdown(
 
 def write_interop(folder: Path, run: ProfileRun) -> dict[str, str]:
     """The model-card snippet and the lm-eval layout of the profile's runs."""
-    from negbench.evaluation.store import atomic_write_text
+    from negbench.files import atomic_write_text
     from negbench.profile.lm_eval_layout import write_lm_eval
     from negbench.profile.model_card import model_card_markdown
 

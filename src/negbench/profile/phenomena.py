@@ -1,5 +1,7 @@
 """The negation phenomena a profile shows across benchmarks, each as a contrast of two conditions
-computed from the per-sample records (so each number links to the items behind it):
+computed from the per-sample records (so each number links to the items behind it).  Each
+benchmark folder declares its own (``tasks/<name>/profile_part.py``, registry kind
+``phenomena``, :class:`negbench.scoring.phenomena.PhenomenonSpec`); today they are:
 
 * standard vs local negation (Thunder-NUBench, Thunder-KoNUBench): how often the model picks the
   local negation, a contradiction or a paraphrase instead of the standard negation, overall and
@@ -13,7 +15,7 @@ computed from the per-sample records (so each number links to the items behind i
 * minimal-pair accuracy change (JSTS-Neg, JNLI-Neg): accuracy with the added negation (Acc')
   vs without it (Acc), on all pairs (M), pairs whose label changed (M_i) and did not (M_u).
 
-A condition is a :class:`~negbench.report.tables.Ref`: the share / mean over records matching a
+A condition is a :class:`~negbench.scoring.tables.Ref`: the share / mean over records matching a
 filter (paired item by item when two profiles are compared), or a task metric recomputed from
 the unit's records (group metrics: consistency, coherence, AccChg).  Phenomena are computed on
 each benchmark's headline units: the first task (all tasks of a pooled part), the first mode,
@@ -24,8 +26,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from negbench.report.load import Run, UnitResult, primary_metric
-from negbench.report.tables import Ref, resolve_ref
+from negbench.scoring.phenomena import Side
+from negbench.scoring.registry import REGISTRY
+from negbench.scoring.runs import Run, UnitResult, primary_metric
+from negbench.scoring.tables import Ref, resolve_ref
 
 
 @dataclass
@@ -102,271 +106,47 @@ def _field(run: Run, units: list[UnitResult]) -> str:
 
 def _generated(u: UnitResult) -> bool:
     """Whether the unit's answers are generated text (an answer may then name no option)."""
-    from negbench.tasks import get_task
-
-    return get_task(u.task).mode(u.mode).formulation.kind == "generate"
+    return REGISTRY.task(u.task).mode(u.mode).formulation.kind == "generate"
 
 
-def _choice_types(run, units, bench) -> list[Phenomenon]:
-    """Standard vs local negation: the share of items whose picked option is of each type."""
-    name = "standard vs local negation"
-    std = Condition(
-        "standard negation picked", _ref(run, units, "share", {}, {"error_type": None}, None)
+def _condition(run: Run, units: list[UnitResult], side: Side, replicate: str) -> Condition:
+    field = side.field
+    if field is None and side.stat == "mean":
+        field = _field(run, units)
+    return Condition(
+        side.label,
+        _ref(run, units, side.stat, dict(side.where), side.hit, field, replicate),
     )
-    out = [
-        Phenomenon(
-            bench,
-            name,
-            Condition(
-                "local negation picked",
-                _ref(run, units, "share", {}, {"error_type": "local"}, None),
-            ),
-            std,
-            "share of all items; the paper's error analysis counts the same picks",
-        )
-    ]
-    kinds = [("contradiction", "contradiction picked"), ("paraphrase", "paraphrase picked")]
-    if any(_generated(u) for u in units):
-        kinds.append(("format", "no option named"))
-    for kind, label in kinds:
-        out.append(
-            Phenomenon(
-                bench,
-                "other wrong picks",
-                Condition(label, _ref(run, units, "share", {}, {"error_type": kind}, None)),
-            )
-        )
-    from negbench.tasks.registry import REGISTRY
-
-    key = "choice2_type" if bench == "nubench" else "local_type"
-    for sub, title in REGISTRY.get("subtype_labels", bench) or ():
-        where = {f"meta.{key}": sub}
-        out.append(
-            Phenomenon(
-                bench,
-                "local negation by clause",
-                Condition(
-                    f"{title}: local picked",
-                    _ref(run, units, "share", where, {"error_type": "local"}, None),
-                ),
-                Condition(
-                    "standard picked", _ref(run, units, "share", where, {"error_type": None}, None)
-                ),
-            )
-        )
-    return out
 
 
-def _diagnostics(run, units_of, bench) -> list[Phenomenon]:
-    out = []
-    for neg, pos, what in (
-        ("kmmlu-neg", "kmmlu-pos", "KMMLU"),
-        ("kobest-boolq-neg", "kobest-boolq", "KoBEST BoolQ"),
-    ):
-        a, b = units_of(neg), units_of(pos)
-        if not a:
+def _rows(run: Run, units: list[UnitResult], bench: str, pooled: bool) -> list[Phenomenon]:
+    """The benchmark's declared phenomena (:mod:`negbench.scoring.phenomena`) on these units."""
+    replicate = "task" if pooled else "unit"
+    generated = any(_generated(u) for u in units)
+
+    def units_for(side: Side) -> list[UnitResult]:
+        return headline_units(run, [side.task], False) if side.task else units
+
+    rows = []
+    for spec in REGISTRY.get("phenomena", bench) or ():
+        if spec.generated_only and not generated:
             continue
-        fa = _field(run, a)
-        cond = Condition(f"{what}, negated", _ref(run, a, "mean", {}, None, fa))
-        ref = (
-            Condition("affirmative", _ref(run, b, "mean", {}, None, _field(run, b))) if b else None
-        )
-        out.append(
+        cu = units_for(spec.condition)
+        if not cu:
+            continue
+        reference, note = None, spec.note
+        if spec.reference is not None:
+            ru = units_for(spec.reference)
+            if ru:
+                reference = _condition(run, ru, spec.reference, replicate)
+            else:
+                note = spec.missing_reference_note or note
+        rows.append(
             Phenomenon(
-                bench,
-                "negated vs affirmative questions",
-                cond,
-                ref,
-                "" if b else f"{pos} not run (no data)",
+                bench, spec.name, _condition(run, cu, spec.condition, replicate), reference, note
             )
         )
-    return out
-
-
-def _notadataset(run, units, bench) -> list[Phenomenon]:
-    f = _field(run, units)
-    neg = {"not": "affirmation"}
-    out = []
-    for dist, label in ((False, "w/o distractor"), (True, "with distractor")):
-        out.append(
-            Phenomenon(
-                bench,
-                "negated vs affirmative sentences",
-                Condition(
-                    f"negated, {label}",
-                    _ref(
-                        run,
-                        units,
-                        "mean",
-                        {"meta.negation_type": neg, "meta.is_distractor": dist},
-                        None,
-                        f,
-                    ),
-                ),
-                Condition(
-                    "affirmative",
-                    _ref(
-                        run,
-                        units,
-                        "mean",
-                        {"meta.negation_type": "affirmation", "meta.is_distractor": dist},
-                        None,
-                        f,
-                    ),
-                ),
-            )
-        )
-    out.append(
-        Phenomenon(
-            bench,
-            "with vs without distractors",
-            Condition(
-                "accuracy, with distractor",
-                _ref(run, units, "mean", {"meta.is_distractor": True}, None, f),
-            ),
-            Condition(
-                "w/o distractor", _ref(run, units, "mean", {"meta.is_distractor": False}, None, f)
-            ),
-        )
-    )
-    out.append(
-        Phenomenon(
-            bench,
-            "with vs without distractors",
-            Condition(
-                "coherence, with distractor",
-                _ref(
-                    run,
-                    units,
-                    "metric",
-                    {"meta.is_distractor": True},
-                    None,
-                    "coherence_w_distractor",
-                ),
-            ),
-            Condition(
-                "w/o distractor",
-                _ref(
-                    run,
-                    units,
-                    "metric",
-                    {"meta.is_distractor": False},
-                    None,
-                    "coherence_wo_distractor",
-                ),
-            ),
-            "coherence: every sentence of a block answered right (blocks the subset holds whole)",
-        )
-    )
-    return out
-
-
-def _scone(run, units, bench) -> list[Phenomenon]:
-    from negbench.tasks.scone.tasks import CONDITIONS
-
-    f = _field(run, units)
-    base = Condition(
-        "no negation", _ref(run, units, "mean", {"meta.split": "no_negation"}, None, f)
-    )
-    return [
-        Phenomenon(
-            bench,
-            "negation scope",
-            Condition(c.replace("_", " "), _ref(run, units, "mean", {"meta.split": c}, None, f)),
-            base,
-        )
-        for c in CONDITIONS
-        if c != "no_negation"
-    ]
-
-
-def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
-    from negbench.tasks.condaqa.tasks import EDITS
-
-    orig = Condition(
-        "original passage",
-        _ref(run, units, "metric", {"meta.PassageEditID": 0}, None, "acc_original", replicate),
-    )
-    out = [
-        Phenomenon(
-            bench,
-            "edited vs original passage",
-            Condition(
-                f"{EDITS[e]} edit",
-                _ref(
-                    run,
-                    units,
-                    "metric",
-                    {"meta.PassageEditID": e},
-                    None,
-                    f"acc_{EDITS[e]}",
-                    replicate,
-                ),
-            ),
-            orig,
-        )
-        for e in (1, 2, 3)
-    ]
-    acc = Condition("accuracy", _ref(run, units, "metric", {}, None, "accuracy", replicate))
-    out.append(
-        Phenomenon(
-            bench,
-            "group consistency",
-            Condition(
-                "all four passages right",
-                _ref(run, units, "metric", {}, None, "consistency", replicate),
-            ),
-            acc,
-            "a question counts when its answers on the original and all three edits are right",
-        )
-    )
-    for e in (1, 2, 3):
-        out.append(
-            Phenomenon(
-                bench,
-                "group consistency",
-                Condition(
-                    f"original and {EDITS[e]} right",
-                    _ref(
-                        run,
-                        units,
-                        "metric",
-                        {"meta.PassageEditID": [0, e]},
-                        None,
-                        f"consistency_{EDITS[e]}",
-                        replicate,
-                    ),
-                ),
-            )
-        )
-    return out
-
-
-def _pairs(run, units, bench) -> list[Phenomenon]:
-    from negbench.tasks.common.minimal_pairs import PAPER_SETS, SET_TITLES
-
-    out = []
-    for s in PAPER_SETS:
-        out.append(
-            Phenomenon(
-                bench,
-                "minimal-pair accuracy change",
-                Condition(
-                    f"{SET_TITLES[s]}: Acc' (negation added)",
-                    _ref(
-                        run,
-                        units,
-                        "metric",
-                        {"meta.type": {"not": "original"}},
-                        None,
-                        f"{s}.acc_prime",
-                    ),
-                ),
-                Condition("Acc", _ref(run, units, "metric", {}, None, f"{s}.acc")),
-                "Δ = AccChg (JSTS-Neg §4.2), in points",
-            )
-        )
-    return out
+    return rows
 
 
 def headline_units(run: Run, tasks: list[str], pooled: bool) -> list[UnitResult]:
@@ -387,25 +167,7 @@ def phenomena(run: Run, bench: str, tasks: list[str], pooled: bool = False) -> l
     units = headline_units(run, tasks, pooled)
     if not units:
         return []
-    rows: list[Phenomenon]
-    if bench in ("nubench", "konubench"):
-        rows = _choice_types(run, units, bench)
-    elif bench == "konubench-diagnostics":
-
-        def units_of(t: str) -> list[UnitResult]:
-            return headline_units(run, [t], False)
-
-        rows = _diagnostics(run, units_of, bench)
-    elif bench == "notadataset":
-        rows = _notadataset(run, units, bench)
-    elif bench == "scone-nli":
-        rows = _scone(run, units, bench)
-    elif bench == "condaqa":
-        rows = _condaqa(run, units, bench, "task" if pooled else "unit")
-    elif bench in ("jsts-neg", "jnli-neg"):
-        rows = _pairs(run, units, bench)
-    else:
-        return []
+    rows = _rows(run, units, bench, pooled)
     for p in rows:
         for c in (p.condition, p.reference):
             if c is not None:
@@ -415,7 +177,7 @@ def phenomena(run: Run, bench: str, tasks: list[str], pooled: bool = False) -> l
 
 def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
     """Fill in a condition's value (percent), SD over replicates, and population size."""
-    from negbench.report.load import matches, sample_view
+    from negbench.scoring.runs import matches, sample_view
 
     cache = {} if cache is None else cache
     c.value, c.sd = resolve_ref(run, c.ref, cache)
@@ -434,7 +196,7 @@ def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
 def paired_items(a: Run, b: Run, ref: Ref) -> tuple[list[float], list[float], list[str]]:
     """The per-item values of a per-item condition in two runs, paired by (unit, doc id) — the
     input of a McNemar test and a paired bootstrap."""
-    from negbench.report.load import matches, sample_view
+    from negbench.scoring.runs import matches, sample_view
 
     def values(run: Run) -> dict[tuple[str, str], float]:
         out = {}

@@ -1,7 +1,7 @@
 """The results the five papers report for their own models, as typed rows.
 
-``reported_results.csv`` (next to this module) holds one row per printed number: which paper and
-table it comes from, the model, the negbench task(s), mode, shots, seeds and metric that
+Each benchmark folder's ``reported_results.csv`` (declared in its ``profile_part.py``) holds one
+row per printed number: which paper and table it comes from, the model, the negbench task(s), mode, shots, seeds and metric that
 reproduce its protocol, and the value exactly as printed.  It is package data, transcribed from
 ``shared/papers/*.md`` and checked against them by ``tests/test_profile_reported.py``;
 ``docs/reported_results.md`` says how each paper's protocol maps onto negbench and lists every
@@ -20,17 +20,21 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from negbench.errors import DataError
+from negbench.scoring.profile_parts import ReportedPaper
+from negbench.scoring.registry import REGISTRY
 
-CSV_PATH = Path(__file__).resolve().parent / "reported_results.csv"
 
-#: file stem in ``shared/papers`` → the paper
-PAPERS = {
-    "thunder-nubench": "Thunder-NUBench (So et al., Findings of EACL 2026)",
-    "thunder-konubench": "Thunder-KoNUBench (Jung, So, Lee et al.)",
-    "condaqa": "CONDAQA (Ravichander, Gardner & Marasović, EMNLP 2022)",
-    "this-is-not-a-dataset": "This is not a Dataset (García-Ferrero et al., EMNLP 2023)",
-    "jsts-neg": "JSTS-Neg (Yuasa, Kato & Matsubara)",
-}
+def papers() -> dict[str, ReportedPaper]:
+    """The papers whose numbers the profile shows, by file stem (in ``shared/papers``): each
+    benchmark folder declares its own (registry kind ``reported``), with its CSV."""
+    return {p.stem: p for p in sorted(REGISTRY.entries("reported").values(), key=lambda p: p.order)}
+
+
+def paper_title(stem: str) -> str:
+    p = papers().get(stem)
+    return p.title if p else stem
+
+
 COLUMNS = (
     "paper",
     "source",
@@ -103,14 +107,14 @@ TOLERATED_OPTIONS = SUBSET_OPTIONS | {"chat", "pool"}
 class ReportedResult:
     """One number a paper prints, with the protocol that produced it."""
 
-    paper: str  # file stem in shared/papers (a key of PAPERS)
+    paper: str  # file stem in shared/papers (a key of papers())
     source: str  # "Table 11"
     also_in: tuple[str, ...]  # other tables printing the same number
     model: str  # readable model name (as printed where legible)
     row_label: str  # the row's label exactly as the paper's text prints it
     model_id: str  # hub / API id where the paper gives one
     model_kind: str  # one of MODEL_KINDS
-    benchmark: str  # negbench benchmark (negbench.tasks.benchmark_of of each task)
+    benchmark: str  # negbench benchmark (negbench.scoring.registry.benchmark_of of each task)
     tasks: tuple[str, ...]  # negbench tasks whose protocol this is
     task_options: tuple[tuple[str, str], ...]  # task options the protocol needs (sorted)
     subset: str  # evaluated items when not the whole test set
@@ -163,7 +167,7 @@ class ReportedResult:
         return x
 
     def citation(self) -> str:
-        return f"{PAPERS.get(self.paper, self.paper)}, {self.source}"
+        return f"{paper_title(self.paper)}, {self.source}"
 
 
 def _options(text: str, path: str, where: str) -> tuple[tuple[str, str], ...]:
@@ -203,7 +207,7 @@ def _row(raw: Mapping[str, str], path: str, where: str) -> ReportedResult:
             f"not a number ({exc})", path=path, record=where, field="shots/value"
         ) from None
     return ReportedResult(
-        paper=check("paper", tuple(PAPERS)),
+        paper=check("paper", tuple(papers())),
         source=raw["source"],
         also_in=tuple(s for s in raw["also_in"].split(";") if s),
         model=raw["model"],
@@ -232,7 +236,7 @@ def _row(raw: Mapping[str, str], path: str, where: str) -> ReportedResult:
     )
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=16)
 def _load(path: str) -> tuple[ReportedResult, ...]:
     p = Path(path)
     with p.open(newline="", encoding="utf-8") as f:
@@ -245,12 +249,14 @@ def _load(path: str) -> tuple[ReportedResult, ...]:
 
 
 def load_reported(path: str | Path | None = None) -> tuple[ReportedResult, ...]:
-    """Every reported result (the package's table unless ``path`` names another CSV)."""
-    return _load(str(path or CSV_PATH))
+    """Every reported result: every benchmark's table, or the one CSV ``path`` names."""
+    if path is not None:
+        return _load(str(path))
+    return tuple(r for p in papers().values() for r in _load(str(p.csv)))
 
 
 def _split_spec(task: str) -> tuple[str, dict[str, str]]:
-    from negbench.tasks.base import parse_spec
+    from negbench.scoring.task import parse_spec
 
     return parse_spec(task)
 

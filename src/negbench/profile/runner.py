@@ -31,7 +31,8 @@ from negbench.profile.folder import (
     read_manifest,
     write_manifest,
 )
-from negbench.profile.presets import BENCHMARKS, Benchmark, Part, check_preset, select, with_modes
+from negbench.profile.presets import benchmarks as all_benchmarks, check_preset, select, with_modes
+from negbench.scoring.profile_parts import Benchmark, Part
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 
@@ -57,7 +58,7 @@ class PartPlan:
 
 def default_out(model: str, preset: str, adapter: str | None = None) -> Path:
     """``profiles/<model>[+<adapter>]__<preset>`` (as ``negbench run``'s ``runs/<model>__<task>``)."""
-    from negbench.report.load import short_name
+    from negbench.scoring.runs import short_name
 
     name = short_name(model) + (f"+{short_name(adapter)}" if adapter else "")
     return Path("profiles") / f"{name}__{preset}"
@@ -274,7 +275,7 @@ def profile(
     ``preset`` whose data is available, into the folder ``out`` (default
     ``profiles/<model>__<preset>``), and write the page.
 
-    ``benchmarks``: only these (keys of :data:`negbench.profile.presets.BENCHMARKS`);
+    ``benchmarks``: only these (keys of :func:`negbench.profile.presets.benchmarks`);
     ``modes``: ``{benchmark: mode}`` in place of a headline mode (e.g. a generation mode for a
     model without prompt log-probabilities); ``sample``: items per benchmark instead of the
     preset's; ``limit``: about N items of each task in data order instead of a seeded subset (for
@@ -371,7 +372,7 @@ def _manifest(
     for ob in (old or {}).get("benchmarks", []):  # kept from an earlier --benchmarks call
         if ob["key"] not in benches and any(p.get("status") == "done" for p in ob.get("parts", [])):
             benches[ob["key"]] = ob
-    order = {b.key: i for i, b in enumerate(BENCHMARKS)}
+    order = {b.key: i for i, b in enumerate(all_benchmarks())}
     bench_list = sorted(benches.values(), key=lambda b: order.get(b["key"], len(order)))
     for b in bench_list:
         b["status"] = _status(b)

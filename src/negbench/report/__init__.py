@@ -6,8 +6,8 @@ run folders (``results.json`` + ``samples/*.jsonl``).  See ``docs/reports.md``.
 
 from __future__ import annotations
 
-from negbench.report.load import Run, load_run, load_runs
-from negbench.report.tables import Cell, Column, Ref, Row, Table, ref_samples, resolve_ref
+from negbench.scoring.runs import Run, load_run, load_runs
+from negbench.scoring.tables import Cell, Column, Ref, Row, Table, ref_samples, resolve_ref
 
 __all__ = [
     "Cell",

@@ -12,15 +12,15 @@ from typing import Sequence
 from negbench import __version__
 from negbench.errors import NegbenchError, OutputError
 from negbench.report import csv_export
-from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from negbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from negbench.report.compare import compare_runs, to_markdown as compare_markdown
 from negbench.report.headlines import headline_table, run_warnings, size_note, warning_text
 from negbench.report.html import render as render_html
-from negbench.report.load import Run, load_runs, primary_metric, sample_view
-from negbench.report.paper_tables import Context, build_tables
+from negbench.scoring.runs import Run, load_runs, primary_metric, sample_view
+from negbench.scoring.paper_tables import Context, build_tables
 from negbench.report.schema import REPORT_SCHEMA
-from negbench.report.tables import Table
-from negbench.evaluation.store import atomic_write_text, json_safe, write_json
+from negbench.scoring.tables import Table
+from negbench.files import atomic_write_text, json_safe, write_json
 
 FORMATS = ("md", "tex", "html", "json", "csv", "plots")
 #: Samples the HTML browser holds by default; above it, the first N of each unit (a warning says so).
@@ -64,7 +64,7 @@ class Report:
 
 def check_metrics(run: Run, recompute: bool = False) -> list[str]:
     """Check the saved headline metric of every unit against its samples (and with ``recompute``
-    replace every metric by :func:`negbench.evaluation.runner.unit_metrics` on the samples, as ``negbench
+    replace every metric by :func:`negbench.scoring.metrics.unit_metrics` on the samples, as ``negbench
     rescore`` would, without writing anything)."""
     warnings = []
     for u in run.units.values():
@@ -76,7 +76,7 @@ def check_metrics(run: Run, recompute: bool = False) -> list[str]:
             )
         if recompute:
             try:
-                from negbench.evaluation.runner import unit_metrics
+                from negbench.scoring.metrics import unit_metrics
                 from negbench.tasks import get_task
 
                 new = unit_metrics(get_task(u.task), u.mode, recs)

@@ -27,8 +27,8 @@ import textwrap
 from typing import Any, Sequence
 
 from negbench.errors import DataError
-from negbench.evaluation.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, resample_ratios
-from negbench.report.load import (
+from negbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, resample_ratios
+from negbench.scoring.runs import (
     Run,
     benchmark_of,
     error_type,
@@ -68,7 +68,7 @@ def paired_bootstrap(
     alpha: float = 0.05,
 ) -> dict:
     """Bootstrap of mean(b − a) over paired items, resampling clusters (default: each item;
-    :func:`negbench.evaluation.intervals.resample_ratios`)."""
+    :func:`negbench.scoring.intervals.resample_ratios`)."""
     import numpy as np
 
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)

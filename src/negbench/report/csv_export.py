@@ -17,9 +17,9 @@ import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from negbench.evaluation.metrics import sd as sample_sd
-from negbench.report.load import Run, benchmark_of
-from negbench.evaluation.store import atomic_write_text
+from negbench.scoring.metrics import sd as sample_sd
+from negbench.scoring.runs import Run, benchmark_of
+from negbench.files import atomic_write_text
 
 
 def _v(x: Any) -> Any:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from negbench.report.load import Run
-from negbench.report.tables import Cell, Column, Row, Table
+from negbench.scoring.runs import Run
+from negbench.scoring.tables import Cell, Column, Row, Table
 
 #: Lines of sizes under one table before the rest are left to the Headline table.
 MAX_NOTE_LINES = 8

@@ -13,7 +13,7 @@ import html as _html
 from typing import Any, Sequence
 
 from negbench import __version__
-from negbench.evaluation.store import to_json
+from negbench.files import to_json
 
 CSS = r"""
 :root{--bg:#fff;--fg:#1d2330;--mut:#5b6475;--line:#dfe3ea;--acc:#2458c6;--ok:#1b7f3b;--bad:#b3261e;--sel:#fff3b0}

@@ -1,6 +1,6 @@
 """Generalisation matrices (``negbench experiment notadataset-generalisation``): the Figure 2
 table of This is not a Dataset — trained on one subset (rows), tested on every subset (columns) —
-as Markdown, as a report :class:`~negbench.report.tables.Table`, and as an annotated heatmap.
+as Markdown, as a report :class:`~negbench.scoring.tables.Table`, and as an annotated heatmap.
 
 A matrix is the ``matrix.json`` an experiment writes (schema ``negbench.experiment/1``)::
 
@@ -332,7 +332,7 @@ def save_heatmap(m: dict, path: str | Path, metric: str = "acc") -> Path:
 # -- the report -----------------------------------------------------------------------------------
 def to_tables(m: dict, index: int = 0) -> list:
     """Report tables: accuracy (Figure 2) and, for patterns, coherence (All)."""
-    from negbench.report.tables import Cell, Column, Row, Table, slug
+    from negbench.scoring.tables import Cell, Column, Row, Table, slug
 
     out = []
     metrics = ["acc"] + (

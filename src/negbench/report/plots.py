@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from negbench.evaluation.metrics import sd as sample_sd
-from negbench.report.load import Run, get_path, nanmean, p_true, primary_metric
-from negbench.report.paper_tables import WRONG, Context, union_modes
-from negbench.report.tables import slug
+from negbench.scoring.metrics import sd as sample_sd
+from negbench.scoring.runs import Run, get_path, nanmean, p_true, primary_metric
+from negbench.scoring.paper_tables import WRONG, Context, union_modes
+from negbench.scoring.tables import slug
 
 COLORS = (
     "#1f77b4",
@@ -301,7 +301,7 @@ def incorrect_choice(ctx: Context) -> list[Plot]:
 def subtype_labels() -> dict[str, str]:
     """Display names of the clause types of every benchmark's error analysis (registry kind
     ``subtype_labels``)."""
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     out: dict[str, str] = {}
     for labels in REGISTRY.entries("subtype_labels").values():

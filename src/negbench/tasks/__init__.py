@@ -1,15 +1,14 @@
 """Tasks: built-in ones by name (found in the benchmark homes under this package by
-:mod:`negbench.tasks.registry`), a JSON-lines file of ``{question, choices, answer}``, or a YAML
+:mod:`negbench.scoring.registry`), a JSON-lines file of ``{question, choices, answer}``, or a YAML
 task file (:mod:`negbench.tasks.yaml_task`)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from negbench.errors import TaskError
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task, parse_spec
-from negbench.tasks.registry import REGISTRY
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Task, parse_spec
+from negbench.scoring.registry import REGISTRY
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -72,13 +71,7 @@ def get_task(name: str) -> Task:
     )
 
 
-def benchmark_of(task: str) -> str:
-    """The benchmark a task belongs to (the key of its paper tables): options in brackets
-    dropped, then the benchmark that registered the task or its factory (``nubench-detail`` →
-    ``nubench``, ``condaqa-split3`` → ``condaqa``); a task no benchmark registered is its own."""
-    t = re.sub(r"\[.*\]$", "", str(task)).strip()
-    return REGISTRY.benchmark("task", t) or REGISTRY.benchmark("task_factory", t) or t
-
+REGISTRY.task_resolver = get_task
 
 __all__ = [
     "Doc",
@@ -86,7 +79,6 @@ __all__ = [
     "Rendered",
     "Task",
     "all_tasks",
-    "benchmark_of",
     "get_task",
     "register",
 ]

@@ -2,13 +2,13 @@
 data, for LoRA fine-tuning (NUBench App. N, KoNUBench App. G).
 
 Benchmarks register an :class:`Exporter` (kind ``exporter``, or ``exporter_factory`` for one
-that takes options) in :mod:`negbench.tasks.registry`; ``negbench export NAME --split S --out F``
+that takes options) in :mod:`negbench.scoring.registry`; ``negbench export NAME --split S --out F``
 writes its records as JSON lines.  Exporters are pure functions of the loaded records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -23,9 +23,21 @@ class Exporter:
     default_split: str = "train"
 
 
+@dataclass
+class TrainingSelection:
+    """What a benchmark's own options of ``negbench train --data NAME[key=value,…]`` select before
+    its exporter runs (registry kind ``training_data``, by exporter name): the split to read, the
+    options the evaluation after training inherits (same release, same split) and a change of each
+    record (KoNUBench's ``target=letter``).  The hook pops the options it reads."""
+
+    split: str
+    eval_options: dict[str, str] = field(default_factory=dict)
+    transform: Callable[[dict], dict] | None = None
+
+
 def exporters() -> dict[str, Exporter]:
     """Every registered exporter (an exporter factory appears as itself with no options)."""
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     out = REGISTRY.entries("exporter")
     for name, factory in REGISTRY.entries("exporter_factory").items():
@@ -35,8 +47,8 @@ def exporters() -> dict[str, Exporter]:
 
 def get_exporter(name: str) -> Exporter:
     """An exporter by name, or ``name[key=value,…]`` for one that takes options."""
-    from negbench.tasks.base import parse_spec
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.task import parse_spec
+    from negbench.scoring.registry import REGISTRY
 
     base, opts = parse_spec(name)
     if opts and base in REGISTRY.table("exporter_factory"):
@@ -53,7 +65,7 @@ def get_exporter(name: str) -> Exporter:
 
 def write_alpaca(records: list[dict], out: str | Path) -> Path:
     """Write records as JSON lines (atomically), checking the Alpaca fields."""
-    from negbench.evaluation.store import write_jsonl
+    from negbench.files import write_jsonl
 
     for i, r in enumerate(records):
         missing = {"instruction", "input", "output"} - set(r)

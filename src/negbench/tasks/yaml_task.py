@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, NextTokenLabels
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation, NextTokenLabels
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Task
 
 LETTERS = "ABCDEFGHIJ"
 MODES = ("cloze", "letter", "next_token", "generate")
@@ -142,7 +142,7 @@ def _read_yaml(path: Path) -> dict:
     from negbench.errors import require
 
     yaml = require("yaml")
-    from negbench.tasks.records import read_text
+    from negbench.records import read_text
 
     try:
         obj = yaml.safe_load(read_text(path))
@@ -378,7 +378,7 @@ def _read_rows(source: str, hub_split: str | None, name: str | None) -> list[tup
         raise DataError(
             "data file not found", path=str(p), fix="dataset.path is relative to the YAML file"
         )
-    from negbench.tasks.records import iter_jsonl, read_text
+    from negbench.records import iter_jsonl, read_text
 
     if p.suffix == ".jsonl":
         return [(f"line {n}", o) for n, o in iter_jsonl(p)]
@@ -659,7 +659,7 @@ def group_metrics(spec: Spec) -> Callable[[str, list[dict]], dict] | None:
     """Each metric per value of every ``group_by`` field (e.g. ``acc_by_negated``)."""
     if not spec.group_by:
         return None
-    from negbench.evaluation.metrics import by_group
+    from negbench.scoring.metrics import by_group
 
     def extra(mode: str, records: list[dict]) -> dict:
         return {

@@ -1,4 +1,4 @@
-"""LoRA fine-tuning in the loop: the papers' recipes (:mod:`negbench.train.recipes`), their
+"""LoRA fine-tuning in the loop: the papers' recipes (:mod:`negbench.scoring.recipes`), their
 training data (:mod:`negbench.train.data`), training on peft + transformers ``Trainer`` and the
 before / after evaluation (:mod:`negbench.train.trainer`), and ``negbench train`` /
 ``negbench recipes`` (:mod:`negbench.cli.train`).  See ``docs/training.md``.
@@ -8,7 +8,7 @@ Importing this package loads neither torch nor transformers.
 
 from __future__ import annotations
 
-from negbench.train.recipes import Recipe, get_recipe, resolve_recipe
+from negbench.scoring.recipes import Recipe, get_recipe, resolve_recipe
 
 __all__ = ["Recipe", "get_recipe", "resolve_recipe", "train"]
 

@@ -33,13 +33,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from negbench.errors import DataError, OptionError, TaskError
-from negbench.evaluation.store import fingerprint_records
-
-NOTADATASET_SPLITS = ("train", "dev", "test", "all")
-#: ``konubench-symbol[target=…]``: what the symbol-style response is.
-SYMBOL_TARGETS = ("letter", "letter-negation")
-#: Options of a notadataset spec that the evaluation task inherits (same release, same split).
-INHERITED_EVAL_OPTIONS = ("source", "split_seed")
+from negbench.files import fingerprint_records
 
 
 @dataclass
@@ -109,8 +103,9 @@ def load_training_data(
 
 
 def _from_exporter(spec: str, split: str) -> TrainingData:
+    from negbench.scoring.registry import REGISTRY
+    from negbench.scoring.task import parse_spec
     from negbench.tasks.alpaca import exporters, get_exporter
-    from negbench.tasks.base import parse_spec
 
     try:
         base, opts = parse_spec(spec)
@@ -119,26 +114,10 @@ def _from_exporter(spec: str, split: str) -> TrainingData:
     known = exporters()
     transform: Callable[[dict], dict] | None = None
     eval_options: dict[str, str] = {}
-    if base == "notadataset":
-        split = opts.pop("split", split)
-        if split not in NOTADATASET_SPLITS:
-            raise TaskError(
-                f"This is not a Dataset has no split '{split}'",
-                where="--data / data_split",
-                fix="one of " + ", ".join(NOTADATASET_SPLITS) + " (by block, §6)",
-            )
-        eval_options = {k: opts[k] for k in INHERITED_EVAL_OPTIONS if k in opts}
-    if base == "konubench-symbol" and "target" in opts:
-        target = opts.pop("target")
-        if target not in SYMBOL_TARGETS:
-            raise OptionError(
-                f"konubench-symbol: target={target!r}",
-                where="--data",
-                fix="target=letter (the answer letter) or target=letter-negation "
-                "(the official '{letter}. {standard negation}')",
-            )
-        if target == "letter":
-            transform = _letter_only
+    select = REGISTRY.get("training_data", base)
+    if select is not None:  # the benchmark's own options (tasks/<name>/export.py)
+        chosen = select(opts, split)
+        split, eval_options, transform = chosen.split, chosen.eval_options, chosen.transform
     name = base + ("[" + ",".join(f"{k}={v}" for k, v in opts.items()) + "]" if opts else "")
     if base not in known:
         import difflib
@@ -194,16 +173,10 @@ def _from_exporter(spec: str, split: str) -> TrainingData:
     )
 
 
-def _letter_only(r: dict) -> dict:
-    """``"A. 그는 …"`` → ``"A"`` (the symbol format answers the letter)."""
-    letter, sep, _ = r["output"].partition(".")
-    return {**r, "output": letter if sep and len(letter) == 1 else r["output"]}
-
-
 def read_alpaca_file(path: str | Path) -> tuple[list[dict], list[str]]:
     """Alpaca records of a JSON-lines file or a JSON array; errors name the file, the line (or
     array element) and the field."""
-    from negbench.tasks.records import field as get, iter_jsonl, read_text
+    from negbench.records import field as get, iter_jsonl, read_text
 
     p = Path(path).expanduser()
     if not p.is_file():

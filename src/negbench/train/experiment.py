@@ -74,7 +74,7 @@ class Plan:
 
     out: Path
     model: str
-    recipe: Any  # negbench.train.recipes.Recipe
+    recipe: Any  # negbench.scoring.recipes.Recipe
     axis: str  # patterns | types
     rows: list[Subset]
     columns: list[Subset]
@@ -258,7 +258,7 @@ def _where(axis: str, key: str, what: str) -> str:
 def _resolve_recipe(
     recipe: str, overrides: Iterable[str] | Mapping[str, Any] | None, max_steps: int | None
 ):
-    from negbench.train.recipes import parse_set, resolve_recipe
+    from negbench.scoring.recipes import parse_set, resolve_recipe
 
     items = (
         [(k, v, f"override {k}") for k, v in overrides.items()]
@@ -273,7 +273,7 @@ def _resolve_recipe(
                 fix=OWN_SETTINGS[key],
             )
     r = resolve_recipe(recipe, overrides=overrides or None, max_steps=max_steps)
-    from negbench.tasks.base import parse_spec
+    from negbench.scoring.task import parse_spec
 
     base, _ = parse_spec(r.eval_task)
     if base != "notadataset" or not str(r.data).startswith("notadataset"):
@@ -288,7 +288,7 @@ def _resolve_recipe(
 
 def _check_out(out: Path, identity: dict, overwrite: bool) -> bool:
     """Whether ``out`` holds this experiment already (a rerun continues it)."""
-    from negbench.evaluation.store import check_writable_folder
+    from negbench.files import check_writable_folder
 
     check_writable_folder(out, "--out")
     if not (out.is_dir() and any(out.iterdir())):
@@ -679,7 +679,7 @@ def _now() -> str:
 
 
 def _write_matrix(p: Plan, m: dict) -> None:
-    from negbench.evaluation.store import write_json
+    from negbench.files import write_json
 
     write_json(p.out / "matrix.json", m)
 
@@ -689,7 +689,7 @@ def execute(p: Plan, log: Callable[[str], None] = _log_default, ray=None) -> dic
     ``ray`` (:class:`negbench.evaluation.cluster.ClusterOptions`): rows and base cells run as jobs on a Ray
     cluster instead (:func:`_execute_ray`); the driver alone writes the matrix."""
     from negbench.report.matrix import save_heatmap, to_markdown
-    from negbench.evaluation.store import atomic_write_text, write_json
+    from negbench.files import atomic_write_text, write_json
 
     p.out.mkdir(parents=True, exist_ok=True)
     write_json(
@@ -744,7 +744,7 @@ def execute(p: Plan, log: Callable[[str], None] = _log_default, ray=None) -> dic
     m["finished"] = _now()
     m["stats"] = {**stats, "wall_s": round(time.perf_counter() - t0, 1)}
     _write_matrix(p, m)
-    from negbench.evaluation.store import json_safe
+    from negbench.files import json_safe
 
     m = json_safe(m)
     atomic_write_text(p.out / "matrix.md", to_markdown(m))

@@ -184,7 +184,7 @@ def _check_dir(out: Path, names: set[str]) -> None:
                 fix="choose an empty or new folder (an earlier export of the same "
                 "recipe and data is replaced)",
             )
-    from negbench.evaluation.store import check_writable_folder
+    from negbench.files import check_writable_folder
 
     check_writable_folder(out, "--llama-factory")
 
@@ -209,7 +209,7 @@ def export_llama_factory(
         prompt_text,
         resolve_template,
     )
-    from negbench.train.recipes import apply, resolve_recipe
+    from negbench.scoring.recipes import apply, resolve_recipe
 
     r = resolve_recipe(recipe, overrides=overrides or None, data=data)
     if split:
@@ -316,7 +316,7 @@ def export_llama_factory(
     # -- write -------------------------------------------------------------------------------------------
     import yaml
     from negbench import __version__
-    from negbench.evaluation.store import atomic_write_text, write_json
+    from negbench.files import atomic_write_text, write_json
 
     out.mkdir(parents=True, exist_ok=True)
     data_file = out / f"{name}.json"

@@ -32,16 +32,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from negbench import __version__
 from negbench.errors import ModelError, OptionError, OutputError, require
-from negbench.evaluation.store import (
-    atomic_write_text,
-    git_commit,
-    package_versions,
-    staging_path,
-    write_json,
-)
+from negbench.files import atomic_write_text, git_commit, package_versions, write_json
+from negbench.evaluation.store import staging_path
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.train.data import TrainingData, load_training_data, tokenize
-from negbench.train.recipes import Recipe, resolve_recipe
+from negbench.scoring.recipes import Recipe, resolve_recipe
 
 SCHEMA = "negbench.train/1"
 TRAIN_JSON = "negbench_train.json"
@@ -90,7 +85,7 @@ def read_train_json(adapter: str | Path) -> dict | None:
 
 def _check_out(layout: Layout, overwrite: bool) -> str:
     """``new``, ``finished`` (a negbench adapter is there) or ``replace`` (overwrite)."""
-    from negbench.evaluation.store import check_writable_folder
+    from negbench.files import check_writable_folder
 
     final = layout.adapter
     check_writable_folder(layout.out, "--out")
@@ -126,7 +121,7 @@ def _identity_diff(a: Mapping, b: Mapping, prefix: str = "") -> list[str]:
 def eval_task_spec(recipe: Recipe, data: TrainingData | None = None) -> str:
     """The recipe's evaluation task; a notadataset task inherits the training data's release and
     block split, and ``eval_limit`` becomes ``sample=`` (whole blocks, so coherence holds)."""
-    from negbench.tasks.base import parse_spec
+    from negbench.scoring.task import parse_spec
 
     base, opts = parse_spec(recipe.eval_task)
     if base == "notadataset":
@@ -186,7 +181,7 @@ def task_with_chat(task: str, chat: bool) -> str:
     """``task`` with ``chat=on|off`` added when the task chooses its prompt itself (an explicit
     choice in the spec is kept)."""
     from negbench.tasks import get_task
-    from negbench.tasks.base import parse_spec
+    from negbench.scoring.task import parse_spec
 
     name, opts = parse_spec(task)
     if "chat" in opts or getattr(get_task(task), "chat", None) is None:
@@ -561,7 +556,7 @@ def train(
     ``overrides`` a mapping or ``key=value`` strings; ``data`` replaces the recipe's training
     data.  ``restart`` discards an unfinished training instead of resuming it.  ``cache``: the
     evaluation's response cache file (``"none"``: no cache).  ``callbacks``: extra
-    ``TrainerCallback``\\ s.  ``report_to``: experiment trackers (:mod:`negbench.integrations.tracking`) that
+    ``TrainerCallback``\\ s.  ``report_to``: experiment trackers (:mod:`negbench.evaluation.tracking`) that
     get the training's logs and the evaluation runs.
     """
     import warnings
@@ -625,7 +620,7 @@ def _train(
         eval_limit=eval_limit,
     )
     require("peft")
-    from negbench.integrations.tracking import check_trackers, trainer_settings
+    from negbench.evaluation.tracking import check_trackers, trainer_settings
 
     check_trackers(report_to)  # installed, logged in: before anything loads
     layout = Layout(Path(out).expanduser())
@@ -936,7 +931,7 @@ def evaluate_adapter(
     """Base model and adapter on the recipe's protocol (``negbench run`` twice), then
     ``negbench compare`` of the two into ``out``/compare.md and compare.json."""
     from negbench.report.compare import compare_runs, to_markdown
-    from negbench.report.load import load_runs
+    from negbench.scoring.runs import load_runs
 
     runs = {}
     for which, adapter in (("base", None), ("adapter", layout.adapter)):

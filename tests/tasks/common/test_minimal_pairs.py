@@ -9,8 +9,8 @@ import pytest
 
 import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import TaskError
-from negbench.evaluation.fewshot import fewshot_draws
-from negbench.tasks.base import Doc
+from negbench.scoring.fewshot import fewshot_draws
+from negbench.scoring.task import Doc
 from locations import TEST_DATA
 
 FIXTURES = TEST_DATA / "jsts_neg"

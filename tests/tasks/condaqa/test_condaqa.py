@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.evaluation.fewshot import build_context
+from negbench.scoring.fewshot import build_context
 from negbench.core.requests import GenerationResponse, LoglikelihoodResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
 import negbench.tasks.condaqa.tasks as cq

@@ -12,7 +12,7 @@ import pytest
 
 import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.fewshot import build_context
+from negbench.scoring.fewshot import build_context
 from negbench.core.requests import GenerationResponse
 import negbench.tasks.jnli_neg.tasks as jn
 from locations import SHARED, TEST_DATA
@@ -335,7 +335,8 @@ def test_real_gemma3_270m_jnli_neg_small(monkeypatch):
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)  # reuse the converted model (3 min to make)
     from negbench.backends.hf import HFBackend
     from negbench.core.engine import Engine, EngineConfig
-    from negbench.evaluation.runner import RunConfig, Unit, build_requests, unit_metrics
+    from negbench.evaluation.runner import RunConfig, Unit, build_requests
+    from negbench.scoring.metrics import unit_metrics
 
     jn.clear_cache()
     task = jn.make_tasks(REAL)[0]
@@ -351,7 +352,7 @@ def test_real_gemma3_270m_jnli_neg_small(monkeypatch):
         k += len(rs)
     m = unit_metrics(task, "loglik", samples)
     # --limit 40 takes whole groups of minimal pairs (about 40 records), as subsets.select says
-    from negbench.evaluation.subsets import select
+    from negbench.scoring.subsets import select
 
     picked, sel = select(task.load(task.test_split), task.structure, limit=40)
     assert m["n"] == sel.n == len(picked) and sel.how == "limit" and 20 <= sel.n <= 60

@@ -22,7 +22,7 @@ pytest.importorskip("unidic_lite")
 
 import negbench.tasks.jsts_neg.ja_negation as ja  # noqa: E402
 import negbench.tasks.jsts_neg.build as J  # noqa: E402
-from negbench.builders.agreement import counts_from_ratings, fleiss_kappa  # noqa: E402
+from negbench.scoring.agreement import counts_from_ratings, fleiss_kappa  # noqa: E402
 from negbench.tasks.jsts_neg.judge import (
     INSTRUCTION,
     Judge,
@@ -560,8 +560,14 @@ def test_gemma_judge_runs_and_caches(tmp_path, monkeypatch):
     monkeypatch.delenv("NEGBENCH_CACHE", raising=False)  # reuse the converted model (3 min to make)
     from negbench.tasks.jsts_neg.judge import load_judge
 
+    from negbench.evaluation.session import open_model
+
     judge = load_judge(
-        "gemma3-270m", device="cpu", cache_path=str(tmp_path / "c.sqlite"), progress=False
+        "gemma3-270m",
+        open_model,
+        device="cpu",
+        cache_path=str(tmp_path / "c.sqlite"),
+        progress=False,
     )
     items = [
         JudgeItem("山が高い。", "山が高くない。"),

@@ -17,7 +17,7 @@ import pytest
 
 import negbench.tasks.common.minimal_pairs as mp
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.fewshot import build_context
+from negbench.scoring.fewshot import build_context
 from negbench.core.requests import GenerationResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
 import negbench.tasks.jsts_neg.tasks as js

@@ -17,7 +17,7 @@ import pytest
 
 from negbench.tasks import alpaca
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.tasks.common.negation_errors import format_error_table
+from negbench.scoring.negation_errors import format_error_table
 from negbench.core.requests import GenerationResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
 import negbench.builders.human_eval as he
@@ -658,7 +658,7 @@ def test_runner_end_to_end_tiny_model(fake, tiny_llama, monkeypatch, tmp_path):
         for k in ("0shot", "1shot.seed308")
     }
     val_ids = {d.id for d in kb.load_split("validation", fake)}
-    from negbench.evaluation.subsets import select
+    from negbench.scoring.subsets import select
 
     docs, sel = select(kb.load_split("test", fake), kb.STRUCTURE, limit=3)
     test_ids = [d.id for d in docs]  # 3 records spread over the clause types
@@ -857,9 +857,9 @@ def test_report_table8_paper_labels_and_corrected(fake, tmp_path, tiny_llama, mo
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
     from negbench.core.engine import Engine, EngineConfig
-    from negbench.report.load import load_runs
-    from negbench.report.paper_tables import Context, build_tables
-    from negbench.report.tables import resolve_ref
+    from negbench.scoring.runs import load_runs
+    from negbench.scoring.paper_tables import Context, build_tables
+    from negbench.scoring.tables import resolve_ref
     from negbench.evaluation.runner import evaluate
     from negbench.evaluation.store import RunStore
 

@@ -361,9 +361,9 @@ def test_prompts_are_section_4_2(monkeypatch):
 
 
 def test_true_false_next_token_threshold():
-    from negbench.evaluation.formulations import TrueFalseNextToken
+    from negbench.scoring.formulations import TrueFalseNextToken
     from negbench.core.requests import NextTokenResponse
-    from negbench.tasks.base import Rendered
+    from negbench.scoring.task import Rendered
 
     f = TrueFalseNextToken()
     r = Rendered("q", ["True", "False"], 0)
@@ -701,8 +701,8 @@ def test_quantized_answers_have_their_own_cache_key(tiny_llama):
 def test_table9_from_an_8bit_and_a_16bit_run(tmp_path, tiny_llama, monkeypatch):
     """The report's Table 9: the same model's runs in 8 and 16 bits side by side.  No GPU here:
     the '8-bit' run is a 16-bit run whose saved config says 8 bits (the table reads only that)."""
-    from negbench.report.load import load_runs
-    from negbench.report.paper_tables import Context, build_tables
+    from negbench.scoring.runs import load_runs
+    from negbench.scoring.paper_tables import Context, build_tables
 
     paths = []
     for q in (None, "8bit"):

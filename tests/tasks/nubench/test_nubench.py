@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from negbench.errors import DataError, NegbenchError, TaskError
-from negbench.evaluation.fewshot import build_context
-from negbench.tasks.common.negation_errors import error_analysis
+from negbench.scoring.fewshot import build_context
+from negbench.scoring.negation_errors import error_analysis
 from negbench.core.requests import GenerationResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
 import negbench.tasks.nubench.tasks as nb
-from negbench.tasks.base import Doc
+from negbench.scoring.task import Doc
 from locations import TEST_DATA
 
 FIX = TEST_DATA / "nubench"
@@ -889,8 +889,8 @@ def test_report_error_table_uses_seed_1234_for_few_shot(tmp_path, tiny_llama, mo
     import negbench.tasks as registry
     from negbench.backends.hf import HFBackend
     from negbench.core.engine import Engine, EngineConfig
-    from negbench.report.load import load_runs
-    from negbench.report.paper_tables import Context, build_tables
+    from negbench.scoring.runs import load_runs
+    from negbench.scoring.paper_tables import Context, build_tables
     from negbench.evaluation.runner import evaluate
     from negbench.evaluation.store import RunStore
 

@@ -13,7 +13,7 @@ import pytest
 
 from negbench.cli import main
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.fewshot import build_context
+from negbench.scoring.fewshot import build_context
 from negbench.core.requests import GenerationResponse
 from negbench.tasks import get_task
 import negbench.tasks.scone.tasks as sc

@@ -3,8 +3,8 @@ Thunder-NUBench Tables 11 and 6; truefalse-mini: This is not a Dataset Table 4).
 
 from __future__ import annotations
 
-from negbench.report.paper_tables import Context, error_table, shot_label, shots_table, union_modes
-from negbench.report.tables import Column, Row, Table, metric_cell
+from negbench.scoring.paper_tables import Context, error_table, shot_label, shots_table, union_modes
+from negbench.scoring.tables import Column, Row, Table, metric_cell
 from negbench.tasks.nubench.paper_tables import NUBENCH_SUBTYPES
 
 

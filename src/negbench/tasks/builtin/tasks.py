@@ -11,16 +11,16 @@ import random
 from functools import lru_cache
 from pathlib import Path
 
-from negbench.evaluation.formulations import (
+from negbench.scoring.formulations import (
     ChoiceLoglikelihood,
     Generation,
     NextTokenLabels,
     first_letter,
 )
-from negbench.tasks.records import field, iter_jsonl
+from negbench.records import field, iter_jsonl
 from negbench.errors import DataError
-from negbench.tasks.common.negation_errors import error_analysis, format_error_table
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.scoring.negation_errors import error_analysis, format_error_table
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 
 DATA = Path(__file__).resolve().parent / "data"
 LETTERS = "ABCDEFGHIJ"
@@ -189,7 +189,7 @@ def _tf_render(d: Doc) -> Rendered:
 
 
 def _tf_metrics(mode: str, records: list[dict]) -> dict:
-    from negbench.evaluation.metrics import mean
+    from negbench.scoring.metrics import mean
 
     aff = [r["acc"] for r in records if not r["meta"]["negated"]]
     neg = [r["acc"] for r in records if r["meta"]["negated"]]

@@ -3,9 +3,9 @@ shape): Acc, Acc' and AccChg on M, M_i and M_u."""
 
 from __future__ import annotations
 
-from negbench.report.paper_tables import Context, shot_label, union_modes, union_shots
-from negbench.report.tables import Column, Row, Table, metric_cell
-from negbench.tasks import benchmark_of
+from negbench.scoring.paper_tables import Context, shot_label, union_modes, union_shots
+from negbench.scoring.tables import Column, Row, Table, metric_cell
+from negbench.scoring.registry import benchmark_of
 
 # -- JSTS-Neg / JNLI-Neg --------------------------------------------------------------------------
 JSTS_SETS = (("M", "M"), ("Mi", "M_i"), ("Mu", "M_u"))

@@ -46,8 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Hashable, Iterable, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import mean
-from negbench.tasks.base import Structure
+from negbench.scoring.metrics import mean
+from negbench.scoring.task import Structure
 
 #: Pair sets with flat metric keys (``M.acc``, ``Mi.acc_prime``, ``Msingle.acc_chg``, …).
 PAIR_SETS = ("M", "Mi", "Mu", "Msingle", "Mboth")
@@ -504,7 +504,7 @@ def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, 
     ``pair_id_in_group``, ``type``, ``sentence1``, ``sentence2``, ``s1_neg`` / ``s2_neg``
     (``{neg_id, neg_position, target_pos}`` or None), ``s1_neg_id`` / ``s2_neg_id``, ``gold``,
     ``annotators``."""
-    from negbench.tasks.records import field
+    from negbench.records import field
 
     iid = field(obj, "id", int, path=path, record=rec)
     rec = f"{rec} (id {iid})"
@@ -557,7 +557,7 @@ def parse_instance(obj: dict, schema: Schema, path: str, rec: str) -> dict[str, 
 def read_instances(path, schema: Schema) -> list[tuple[dict, str]]:
     """Every instance of a JSON-lines file, validated (fields, ids, one instance per cue key per
     group); returns (fields, "line N") in file order."""
-    from negbench.tasks.records import iter_jsonl
+    from negbench.records import iter_jsonl
 
     rows = [
         (parse_instance(obj, schema, str(path), f"line {n}"), f"line {n}")
@@ -622,3 +622,25 @@ def ranks(xs: Sequence[float]) -> list[float]:
 
 def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     return corr(ranks(xs), ranks(ys))
+
+
+def pair_phenomena() -> list:
+    """The profile's minimal-pair phenomena (JSTS-Neg, JNLI-Neg): accuracy with the added negation
+    (Acc') vs without it (Acc) on all pairs (M), pairs whose label changed (M_i) and did not
+    (M_u); Δ is AccChg."""
+    from negbench.scoring.phenomena import PhenomenonSpec, Side
+
+    return [
+        PhenomenonSpec(
+            "minimal-pair accuracy change",
+            Side(
+                f"{SET_TITLES[s]}: Acc' (negation added)",
+                "metric",
+                {"meta.type": {"not": "original"}},
+                field=f"{s}.acc_prime",
+            ),
+            Side("Acc", "metric", field=f"{s}.acc"),
+            "Δ = AccChg (JSTS-Neg §4.2), in points",
+        )
+        for s in PAPER_SETS
+    ]

@@ -23,3 +23,6 @@ def register(r) -> None:
         "CONDAQA Tables 8-9 (percent; few-shot sampling strategy and context length)",
         study.table8_9,
     )
+    r.add("profile", "condaqa", "negbench.tasks.condaqa.profile_part:PROFILE")
+    r.add("phenomena", "condaqa", "negbench.tasks.condaqa.profile_part:PHENOMENA")
+    r.add("reported", "condaqa", "negbench.tasks.condaqa.profile_part:REPORTED")

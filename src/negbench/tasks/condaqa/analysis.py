@@ -19,7 +19,7 @@ import functools
 import re
 from typing import Any, Iterable, Sequence
 
-from negbench.evaluation.metrics import mean
+from negbench.scoring.metrics import mean
 
 #: Figure 7's bins are not legible in our copy of the paper; we use 10-token bins, with the
 #: boundary at 20 that Table 1 uses ("# Questions w/ >20 tokens").

@@ -6,8 +6,8 @@ per-sample records."""
 from __future__ import annotations
 
 import re
-from negbench.report.paper_tables import Context, shot_label
-from negbench.report.tables import Cell, Column, Row, Table, metric_cell
+from negbench.scoring.paper_tables import Context, shot_label
+from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell
 
 _SPLIT = re.compile(r"^condaqa-split\d+$")
 _STUDY = re.compile(r"^condaqa-split(\d+)\[(.*)\]$")

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from negbench.errors import TaskError
-from negbench.evaluation.metrics import mean
-from negbench.tasks.base import Doc, Task
+from negbench.scoring.metrics import mean
+from negbench.scoring.task import Doc, Task
 
 #: sampling option -> the paper's strategy number (App. C.2 list; Table 8 rows)
 STRATEGIES = {"random": 1, "no-affirmative": 2, "groups4": 3, "groups3": 4}

@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import mean, sd
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.metrics import mean, sd
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource, load_hub_dataset
-from negbench.tasks.records import field, iter_jsonl
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.records import field, iter_jsonl
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.condaqa import analysis
 from negbench.tasks.condaqa.analysis import question_tokens
 
@@ -670,7 +670,7 @@ HEADLINE = (
 
 def summarize_splits(per_split: Sequence[dict], metrics: Sequence[str] = HEADLINE) -> dict:
     """Mean and spread of each metric over the splits (Table 11): ``sd`` is the sample SD (n − 1,
-    :func:`negbench.evaluation.metrics.sd`), ``sd_pop`` the population SD (numpy's default)."""
+    :func:`negbench.scoring.metrics.sd`), ``sd_pop`` the population SD (numpy's default)."""
     out = {}
     for m in metrics:
         vals = [float(s[m]) for s in per_split if isinstance(s.get(m), (int, float))]

@@ -13,3 +13,5 @@ def register(r) -> None:
 
     r.tasks(TASKS)
     r.add("paper_tables", BENCHMARK, "negbench.tasks.common.minimal_pair_tables:accchg_tables")
+    r.add("profile", "jnli-neg", "negbench.tasks.jnli_neg.profile_part:PROFILE")
+    r.add("phenomena", "jnli-neg", "negbench.tasks.jnli_neg.profile_part:PHENOMENA")

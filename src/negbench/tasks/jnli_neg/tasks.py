@@ -29,10 +29,10 @@ from typing import Any
 import negbench.tasks.common.minimal_pairs as mp
 from negbench.tasks.data_source import DataSource
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import by_group
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.metrics import by_group
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
 import negbench.tasks.common.llm_jp as llm_jp
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
 SOURCE = (

@@ -12,11 +12,14 @@ BENCHMARK = "jsts-neg"
 
 def register(r) -> None:
     from negbench.tasks.jsts_neg.tasks import TASKS
-    from negbench.tasks.registry import Builder
+    from negbench.scoring.registry import Builder
 
     r.tasks(TASKS)
     r.add("paper_tables", BENCHMARK, "negbench.tasks.common.minimal_pair_tables:accchg_tables")
     r.add("builder", "jsts-neg", Builder(_add_build_parser, _run_build))
+    r.add("profile", "jsts-neg", "negbench.tasks.jsts_neg.profile_part:PROFILE")
+    r.add("phenomena", "jsts-neg", "negbench.tasks.jsts_neg.profile_part:PHENOMENA")
+    r.add("reported", "jsts-neg", "negbench.tasks.jsts_neg.profile_part:REPORTED")
 
 
 def _add_build_parser(sub) -> None:
@@ -25,7 +28,7 @@ def _add_build_parser(sub) -> None:
     add_parser(sub)
 
 
-def _run_build(args) -> int:
+def _run_build(args, open_model) -> int:
     from negbench.tasks.jsts_neg.build_cli import run
 
-    return run(args)
+    return run(args, open_model)

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from negbench.tasks.jsts_neg import ja_negation as ja
-from negbench.builders.agreement import fleiss_kappa
+from negbench.scoring.agreement import fleiss_kappa
 from negbench.errors import DataError
-from negbench.tasks.records import iter_jsonl, read_text
+from negbench.records import iter_jsonl, read_text
 from negbench.tasks.data_source import DataSource
-from negbench.evaluation.store import file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.files import file_sha256, read_jsonl, write_json, write_jsonl
+from negbench.scoring.registry import OpenModel
 
 SPLITS = ("train", "valid", "test")
 #: §3.3: instances were created until their number exceeded these counts.
@@ -394,7 +395,7 @@ def export_annotation(instances: Sequence[dict], path: str | Path) -> None:
         w.writeheader()
         for r in rows:
             w.writerow({k: ("" if v is None else v) for k, v in r.items()})
-        from negbench.evaluation.store import atomic_write_text
+        from negbench.files import atomic_write_text
 
         atomic_write_text(path, "\ufeff" + buf.getvalue())
     else:
@@ -569,11 +570,16 @@ def _stage(
 
 
 def build(
-    cfg: BuildConfig, *, judge: JudgeFn | None = None, log: Callable[[str], None] = lambda s: None
+    cfg: BuildConfig,
+    *,
+    judge: JudgeFn | None = None,
+    open_model: OpenModel | None = None,
+    log: Callable[[str], None] = lambda s: None,
 ) -> dict:
     """Run (or resume) the stages of one split; returns paths and counts.
 
-    ``judge`` overrides loading ``cfg.judge_model`` (tests pass a function).
+    ``judge`` overrides loading ``cfg.judge_model`` (tests pass a function); otherwise the judge
+    is opened with ``open_model`` (:func:`negbench.open_model`, given by ``negbench build``).
     """
     src = jsts_file(cfg.jsts_dir, cfg.split)
     work = Path(cfg.out) / "work" / cfg.split
@@ -608,10 +614,13 @@ def build(
             if cfg.judge_model:
                 from negbench.tasks.jsts_neg.judge import load_judge
 
+                if open_model is None:
+                    raise TypeError("build(): a judge model needs open_model")
                 log(f"loading judge {cfg.judge_model} …")
                 fn = judge_fn(
                     load_judge(
                         cfg.judge_model,
+                        open_model,
                         dtype=cfg.judge_dtype,
                         device=cfg.judge_device,
                         cache_path=cfg.cache,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import negbench.tasks.jsts_neg.build as J
 from negbench.backends.sources import MULTILINGUAL_DEFAULT
+from negbench.scoring.registry import OpenModel
 from negbench.options import whole_number
 
 EPILOG = """examples:
@@ -97,11 +98,11 @@ def _log(s: str) -> None:
     print(s, file=sys.stderr)
 
 
-def run(args) -> int:
+def run(args, open_model: OpenModel) -> int:
     jsts = args.jsts or str(J.default_jsts_dir())
     out = Path(args.out)
     if args.inhouse:
-        return _inhouse(args, jsts, out)
+        return _inhouse(args, jsts, out, open_model)
     if args.import_annotations:
         res = J.finish(out, args.split, args.import_annotations)
         kappa = (
@@ -132,7 +133,7 @@ def run(args) -> int:
         target=args.target,
         seed=args.seed,
     )
-    res = J.build(cfg, log=_log)
+    res = J.build(cfg, open_model=open_model, log=_log)
     s = res["summary"]
     print(
         f"{args.split}: {res['jsts_pairs']} JSTS pairs, {res['eligible']} eligible (no cue, "
@@ -152,8 +153,8 @@ def run(args) -> int:
     return 0
 
 
-def _inhouse(args, jsts: str, out: Path) -> int:
-    from negbench.evaluation.store import atomic_write_text, write_jsonl
+def _inhouse(args, jsts: str, out: Path, open_model: OpenModel) -> int:
+    from negbench.files import atomic_write_text, write_jsonl
 
     sets = J.build_inhouse(jsts)
     for split, insts in sets.items():
@@ -173,7 +174,11 @@ def _inhouse(args, jsts: str, out: Path) -> int:
         from negbench.tasks.jsts_neg.judge import load_judge
 
         judge = load_judge(
-            args.judge_model, dtype=args.dtype, device=args.device, cache_path=args.cache
+            args.judge_model,
+            open_model,
+            dtype=args.dtype,
+            device=args.device,
+            cache_path=args.cache,
         )
         r = J.inhouse_judge_agreement(J.judge_fn(judge), jsts)
         print(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from negbench.core.requests import GenerationRequest
+from negbench.scoring.registry import OpenModel
 
 #: The instruction of the well-formedness prompt, verbatim (JNLI-Neg ``src/configs.py``, which
 #: JSTS-Neg's Figure 2 follows), including its leading and trailing newline.
@@ -116,6 +117,7 @@ class Judge:
 
 def load_judge(
     spec: str,
+    open_model: OpenModel,
     *,
     dtype: str = "auto",
     device: str = "auto",
@@ -124,9 +126,8 @@ def load_judge(
 ) -> Judge:
     """A judge on any backend ``--model`` accepts: an embedded name, folder, .gguf or hub id, or
     an API (``openai:gpt-4.1`` as the paper's §3.2, ``anthropic:…``, ``openai-compatible:URL#name``,
-    ``vllm:…``); answers cached in ``cache_path`` (default: the negbench response cache)."""
-    from negbench.evaluation.session import open_model
-
+    ``vllm:…``); answers cached in ``cache_path`` (default: the negbench response cache).
+    ``open_model`` is :func:`negbench.open_model`, passed in by the command that builds."""
     session = open_model(
         spec,
         dtype=dtype,

@@ -46,9 +46,9 @@ from typing import Any, Sequence
 import negbench.tasks.common.minimal_pairs as mp
 from negbench.tasks.data_source import DataSource
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
 import negbench.tasks.common.llm_jp as llm_jp
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Task
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Task
 from negbench.tasks.common.llm_jp import FEWSHOT_DELIMITER, MAX_TOKENS, STOP, TARGET_DELIMITER
 
 SOURCE = (

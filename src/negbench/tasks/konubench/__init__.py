@@ -20,5 +20,19 @@ def register(r) -> None:
     r.add("paper_metric", BENCHMARK, PAPER_METRIC)
     r.later(("recipe", "recipe_alias"), "negbench.tasks.konubench.recipes:register")
     r.later("exporter", "negbench.tasks.konubench.export:register")
+    r.add("training_data", "konubench-symbol", "negbench.tasks.konubench.export:symbol_selection")
     r.add("sheet", "konubench", "negbench.tasks.konubench.human_eval:SHEET")
     r.add("mcq_language", "ko", "negbench.tasks.konubench.build:LANGUAGE")
+    r.add("profile", "konubench", "negbench.tasks.konubench.profile_part:PROFILE")
+    r.add(
+        "profile",
+        "konubench-diagnostics",
+        "negbench.tasks.konubench.profile_part:DIAGNOSTICS_PROFILE",
+    )
+    r.add("phenomena", "konubench", "negbench.tasks.konubench.profile_part:PHENOMENA")
+    r.add(
+        "phenomena",
+        "konubench-diagnostics",
+        "negbench.tasks.konubench.profile_part:DIAGNOSTICS_PHENOMENA",
+    )
+    r.add("reported", "thunder-konubench", "negbench.tasks.konubench.profile_part:REPORTED")

@@ -1,13 +1,14 @@
 """The Thunder-KoNUBench side of ``negbench build mcq --lang ko``: the release layout of the
 official repository, the loader's own validation, and its JSON-array files (the stages and
-sheets are :mod:`negbench.builders.mcq`'s)."""
+sheets are :mod:`negbench.builders.mcq`'s; its prompts are in ``build_prompts.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from negbench.builders.mcq import McqLanguage
-from negbench.evaluation.store import write_json
+from negbench.scoring.construction import McqLanguage
+from negbench.tasks.konubench.build_prompts import PROMPTS
+from negbench.files import write_json
 
 
 def release_path(out: Path, split: str) -> tuple[Path, Path]:
@@ -36,4 +37,9 @@ LANGUAGE = McqLanguage(
     release_path,
     check_release,
     write_release,
+    prompts=PROMPTS,
+    local_types=("관형절", "부사절", "명사절", "인용절", "종속절", "대등절 일부"),
+    # no length filter stated; two-sentence units merged (§4.2)
+    min_words=0,
+    merge=True,
 )

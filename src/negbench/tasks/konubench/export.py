@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from functools import partial
 
-from negbench.tasks.alpaca import Exporter
-from negbench.tasks.base import Doc
+from negbench.errors import OptionError
+from negbench.tasks.alpaca import Exporter, TrainingSelection
+from negbench.scoring.task import Doc
 from negbench.tasks.konubench.tasks import (
     CLOZE_INSTRUCTION,
     DESCRIPTION_API,
@@ -64,6 +65,32 @@ EXPORTERS = (
         partial(export_records, "symbol"),
     ),
 )
+
+
+#: ``konubench-symbol[target=…]``: what the symbol-style response is.
+SYMBOL_TARGETS = ("letter", "letter-negation")
+
+
+def _letter_only(r: dict) -> dict:
+    """``"A. 그는 …"`` → ``"A"`` (the symbol format answers the letter)."""
+    letter, sep, _ = r["output"].partition(".")
+    return {**r, "output": letter if sep and len(letter) == 1 else r["output"]}
+
+
+def symbol_selection(options: dict[str, str], split: str) -> TrainingSelection:
+    """``konubench-symbol[target=letter]`` as ``negbench train --data``: the letter alone (the
+    paper's symbol format) or, by default, the official ``'{letter}. {standard negation}'``."""
+    target = options.pop("target", None)
+    if target is None:
+        return TrainingSelection(split)
+    if target not in SYMBOL_TARGETS:
+        raise OptionError(
+            f"konubench-symbol: target={target!r}",
+            where="--data",
+            fix="target=letter (the answer letter) or target=letter-negation "
+            "(the official '{letter}. {standard negation}')",
+        )
+    return TrainingSelection(split, transform=_letter_only if target == "letter" else None)
 
 
 def register(r) -> None:

@@ -7,7 +7,7 @@ import os
 import random
 from pathlib import Path
 
-from negbench.builders.human_eval import KEY_FIELDS, SHEET_FIELDS, Sheet
+from negbench.scoring.sheets import KEY_FIELDS, SHEET_FIELDS, Sheet
 from negbench.errors import TaskError
 from negbench.tasks.konubench.tasks import (
     DESCRIPTION,

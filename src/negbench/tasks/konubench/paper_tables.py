@@ -3,8 +3,8 @@ App. I (local-negation confusion by clause type)."""
 
 from __future__ import annotations
 
-from negbench.report.paper_tables import Context, error_table, shots_table, union_modes
-from negbench.report.tables import Table
+from negbench.scoring.paper_tables import Context, error_table, shots_table, union_modes
+from negbench.scoring.tables import Table
 
 # -- Thunder-KoNUBench ----------------------------------------------------------------------------
 KONU_SUBTYPES = (

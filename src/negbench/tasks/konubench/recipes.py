@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from negbench.train.recipes import Recipe
+from negbench.scoring.recipes import Recipe
 
 
 #: The official KoNUBench LoRA targets (sft/load.py build_peft_model).

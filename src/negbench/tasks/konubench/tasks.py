@@ -29,7 +29,7 @@ official repository's ``kmmlu_pos_r``: kmmlu-pos with the options swapped), ``ko
 ``skt/kobest_v1`` config ``boolq``, as lm-eval's ``kobest_boolq``).
 
 Error analysis (§5.2, Table 8 as the paper labels it and with corrected labels, App. I) through
-:mod:`negbench.tasks.common.negation_errors`; Alpaca export of the train split in the two SFT formats of the
+:mod:`negbench.scoring.negation_errors`; Alpaca export of the train split in the two SFT formats of the
 official ``sft/load.py`` (§5.1, App. G); the §4.3 human-evaluation sheet and Table 7.
 """
 
@@ -44,17 +44,17 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import by_group, mean
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
-from negbench.tasks.common.negation_errors import (
+from negbench.scoring.metrics import by_group, mean
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.negation_errors import (
     TYPE_LABELS,
     WRONG_TYPES,
     error_analysis,
     format_error_table,
 )
 from negbench.tasks.data_source import DataSource, load_hub_dataset
-from negbench.tasks.records import field, iter_jsonl, read_text
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.records import field, iter_jsonl, read_text
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-KoNUBench"
 KOBEST_HF_ID = "skt/kobest_v1"
@@ -499,7 +499,7 @@ GENERATE = Generation(stop=STOP, max_tokens=MAX_TOKENS, extract=official_letter)
 #: The prediction behind the paper's error tables: the raw log-likelihood argmax (``pred``) for
 #: cloze and symbol — the official ``analyze.py`` takes ``max(resps)``, and Table 8's cloze
 #: "performance" is ``acc``, not Table 16's ``acc_norm``; generation records have no ``pred``, so
-#: :func:`negbench.tasks.common.negation_errors.predicted_index` reads their filtered ``answer``.
+#: :func:`negbench.scoring.negation_errors.predicted_index` reads their filtered ``answer``.
 ERROR_PRED_FIELD = "pred"
 
 

@@ -12,15 +12,19 @@ BENCHMARK = "notadataset"
 
 def register(r) -> None:
     from negbench.tasks.notadataset.tasks import NAME, TASK, make_task
-    from negbench.tasks.registry import Builder
+    from negbench.scoring.registry import Builder
 
     r.tasks([TASK])
     r.add("task_factory", NAME, make_task)
     r.add("exporter_factory", NAME, "negbench.tasks.notadataset.export:exporter")
+    r.add("training_data", NAME, "negbench.tasks.notadataset.export:training_selection")
     r.add("paper_tables", BENCHMARK, "negbench.tasks.notadataset.paper_tables:paper_tables")
     r.later(("recipe", "recipe_alias"), "negbench.tasks.notadataset.recipes:register")
     r.add("sheet", "notadataset", "negbench.tasks.notadataset.human_eval:SHEET")
     r.add("builder", "notadataset", Builder(_add_build_parser, _run_build))
+    r.add("profile", "notadataset", "negbench.tasks.notadataset.profile_part:PROFILE")
+    r.add("phenomena", "notadataset", "negbench.tasks.notadataset.profile_part:PHENOMENA")
+    r.add("reported", "this-is-not-a-dataset", "negbench.tasks.notadataset.profile_part:REPORTED")
 
 
 def _add_build_parser(sub) -> None:
@@ -29,7 +33,7 @@ def _add_build_parser(sub) -> None:
     add_parser(sub)
 
 
-def _run_build(args) -> int:
+def _run_build(args, open_model) -> int:
     from negbench.tasks.notadataset.build.cli import run
 
-    return run(args)
+    return run(args)  # builds from WordNet and templates: no model

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from negbench.tasks.alpaca import Exporter
+from negbench.errors import TaskError
+from negbench.tasks.alpaca import Exporter, TrainingSelection
 from negbench.tasks.notadataset.tasks import PATTERNS, Selection, canonical_name, parse_selection
 
 
@@ -30,3 +31,23 @@ def exporter(options: dict[str, str]) -> Exporter:
         lambda split: alpaca_records(sel, split),
         default_split="train",
     )
+
+
+#: the splits of §6 (by block, never by sentence)
+SPLITS = ("train", "dev", "test", "all")
+#: options of a training-data spec that the evaluation after training inherits (same release,
+#: same split)
+INHERITED_EVAL_OPTIONS = ("source", "split_seed")
+
+
+def training_selection(options: dict[str, str], split: str) -> TrainingSelection:
+    """``notadataset[split=…,…]`` as ``negbench train --data``: the split (popped) and the options
+    the evaluation after training inherits."""
+    split = options.pop("split", split)
+    if split not in SPLITS:
+        raise TaskError(
+            f"This is not a Dataset has no split '{split}'",
+            where="--data / data_split",
+            fix="one of " + ", ".join(SPLITS) + " (by block, §6)",
+        )
+    return TrainingSelection(split, {k: options[k] for k in INHERITED_EVAL_OPTIONS if k in options})

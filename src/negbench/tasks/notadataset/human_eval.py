@@ -10,8 +10,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Sequence
 
-from negbench.builders.agreement import cohen_kappa, counts_from_ratings, fleiss_kappa
-from negbench.builders.human_eval import (
+from negbench.scoring.agreement import cohen_kappa, counts_from_ratings, fleiss_kappa
+from negbench.scoring.sheets import (
     Sheet,
     check_n,
     read_rows,
@@ -126,7 +126,7 @@ def write_judge_sheet(
     """``sheet.csv`` (item, sentence, the four questions left empty), ``sheet.md`` (printable,
     with the questions and the allowed answers) and ``key.csv`` (labels and the release's
     negation / pattern fields)."""
-    from negbench.evaluation.store import atomic_write_text
+    from negbench.files import atomic_write_text
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

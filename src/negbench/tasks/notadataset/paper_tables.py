@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from negbench.report.load import Run, get_path, primary_metric
-from negbench.report.paper_tables import Context, shot_label
-from negbench.report.tables import Column, Ref, Row, Table, make_cell, metric_cell
+from negbench.scoring.runs import Run, get_path, primary_metric
+from negbench.scoring.paper_tables import Context, shot_label
+from negbench.scoring.tables import Column, Ref, Row, Table, make_cell, metric_cell
 
 # -- This is not a Dataset ------------------------------------------------------------------------
 #: Table 4: (column key = unit metric, header path, sample filter of an accuracy column).  The

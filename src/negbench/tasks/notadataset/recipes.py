@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from negbench.train.recipes import Recipe
+from negbench.scoring.recipes import Recipe
 
 
 def recipe() -> Recipe:

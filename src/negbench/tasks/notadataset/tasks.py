@@ -32,10 +32,10 @@ from typing import Iterable
 
 from negbench.errors import DataError, TaskError
 from negbench.tasks.data_source import DataSource, load_hub_dataset
-from negbench.tasks.records import iter_jsonl, read_text
-from negbench.evaluation.metrics import mean
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation, TrueFalseNextToken
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.records import iter_jsonl, read_text
+from negbench.scoring.metrics import mean
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation, TrueFalseNextToken
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.notadataset.truth_scorer import (
     NEGATION_TYPES,
     PATTERNS,
@@ -536,9 +536,9 @@ def stratified_blocks(
 ) -> list[str]:
     """About ``n_sentences`` sentences in whole blocks, spread over the patterns in proportion to
     their sentences, each pattern's blocks in a seeded random order — the rule of every
-    ``--sample`` (:func:`negbench.evaluation.subsets.allocate`, the same draw as ``--sample N
+    ``--sample`` (:func:`negbench.scoring.subsets.allocate`, the same draw as ``--sample N
     --seed S`` on the whole set); the result is in release order."""
-    from negbench.evaluation.subsets import allocate
+    from negbench.scoring.subsets import allocate
 
     return [keys[i] for i in allocate(_block_units(release, keys), n_sentences, seed)]
 
@@ -602,13 +602,13 @@ class Selection:
         return out
 
     def subset(self, split: str | None = None):
-        """How ``sample=`` chose the sentences (an :class:`negbench.evaluation.subsets.Selection`),
+        """How ``sample=`` chose the sentences (an :class:`negbench.scoring.subsets.Selection`),
         or None without a sample."""
         if not self.sample:
             return None
         if not self.source:
             return self.resolved().subset(split)
-        from negbench.evaluation.subsets import allocate, describe
+        from negbench.scoring.subsets import allocate, describe
 
         rel = load_release(self.source)
         keys = self.blocks(split)

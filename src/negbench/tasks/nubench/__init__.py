@@ -19,3 +19,6 @@ def register(r) -> None:
     r.later("exporter", "negbench.tasks.nubench.export:register")
     r.add("sheet", "nubench", "negbench.tasks.nubench.human_eval:SHEET")
     r.add("mcq_language", "en", "negbench.tasks.nubench.build:LANGUAGE")
+    r.add("profile", "nubench", "negbench.tasks.nubench.profile_part:PROFILE")
+    r.add("phenomena", "nubench", "negbench.tasks.nubench.profile_part:PHENOMENA")
+    r.add("reported", "thunder-nubench", "negbench.tasks.nubench.profile_part:REPORTED")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from negbench.builders.human_eval import Sheet, check_n, seeded_sample, write_answer_sheet
+from negbench.scoring.sheets import Sheet, check_n, seeded_sample, write_answer_sheet
 
 DEFAULT_N = 50
 STRATA = ("choice2_type",)

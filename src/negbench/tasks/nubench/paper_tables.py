@@ -3,8 +3,8 @@ analysis of Table 6 / Tables 15-22."""
 
 from __future__ import annotations
 
-from negbench.report.paper_tables import Context, error_table, shots_table, union_modes
-from negbench.report.tables import Table
+from negbench.scoring.paper_tables import Context, error_table, shots_table, union_modes
+from negbench.scoring.tables import Table
 
 # -- Thunder-NUBench ------------------------------------------------------------------------------
 NUBENCH_MODES = {"completion": "completion", "option": "option", "letter": "letter"}

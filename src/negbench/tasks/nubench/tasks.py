@@ -31,7 +31,7 @@ Prompt styles (App. O) are three tasks built by :func:`make_tasks`: ``nubench`` 
 Protocol (§5.1, Table 11): shots 0, 1, 5, 10 from the demonstration split, seeds 42, 1234, 3000,
 5000, 7000 (lm-eval sampler); mean and SD over seeds.
 
-Error analysis (§5.3, App. R) via :mod:`negbench.tasks.common.negation_errors`: error rate, incorrect-choice
+Error analysis (§5.3, App. R) via :mod:`negbench.scoring.negation_errors`: error rate, incorrect-choice
 distribution, local-negation confusion rate per ``choice2_type``, and in option mode the count of
 wrong-format answers.  Alpaca export (App. N, Listing 11): exporter ``nubench-negation``.
 """
@@ -52,11 +52,11 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
-from negbench.tasks.common.negation_errors import error_analysis, format_error_table
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.negation_errors import error_analysis, format_error_table
 from negbench.tasks.data_source import DataSource, hub_config_names, load_hub_dataset
-from negbench.tasks.records import field, iter_jsonl, read_text
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.records import field, iter_jsonl, read_text
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 
 HF_ID = "thunder-research-group/SNU_Thunder-NUBench"
 SOURCE = (

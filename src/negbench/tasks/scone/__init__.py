@@ -2,7 +2,7 @@
 modes, metrics), ``paper_tables.py`` (accuracy per condition, Tables 2-4), ``README.md``.
 
 This folder is the whole benchmark: ``register`` below is the only place that tells negbench
-about it (found by the scan of :mod:`negbench.tasks.registry`)."""
+about it (found by the scan of :mod:`negbench.scoring.registry`)."""
 
 from __future__ import annotations
 
@@ -17,3 +17,6 @@ def register(r) -> None:
     r.add("task_factory", NLI_NAME, make_task, benchmark="scone-nli")
     r.add("paper_tables", "scone-nli", "negbench.tasks.scone.paper_tables:scone_nli_tables")
     r.add("paper_tables", "scone-nlg", "negbench.tasks.scone.paper_tables:scone_nlg_tables")
+    r.add("profile", "scone-nli", "negbench.tasks.scone.profile_part:NLI_PROFILE")
+    r.add("profile", "scone-nlg", "negbench.tasks.scone.profile_part:NLG_PROFILE")
+    r.add("phenomena", "scone-nli", "negbench.tasks.scone.profile_part:NLI_PHENOMENA")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from negbench.report.load import primary_metric
-from negbench.report.paper_tables import Context, shot_label
-from negbench.report.tables import Column, Row, Table, metric_cell
-from negbench.tasks import benchmark_of
+from negbench.scoring.runs import primary_metric
+from negbench.scoring.paper_tables import Context, shot_label
+from negbench.scoring.tables import Column, Row, Table, metric_cell
+from negbench.scoring.registry import benchmark_of
 
 
 # -- ScoNe ---------------------------------------------------------------------------------------------

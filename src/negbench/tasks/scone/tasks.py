@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import mean
-from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.metrics import mean
+from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource
-from negbench.tasks.records import read_text
+from negbench.records import read_text
 from negbench.core.requests import GenerationRequest, GenerationResponse, Request
-from negbench.tasks.base import Doc, ModeSpec, Rendered, Structure, Task
+from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 
 NLI_NAME = "scone-nli"
 NLG_NAME = "scone-nlg"

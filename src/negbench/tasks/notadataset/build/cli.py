@@ -138,7 +138,7 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
     from negbench.tasks.notadataset.build import templates as TP
     from negbench.tasks.notadataset.build import triples as T
     from negbench.tasks.notadataset.build.wordnet import open_wordnet
-    from negbench.evaluation.store import atomic_write_text, git_commit, package_versions, to_json
+    from negbench.files import atomic_write_text, git_commit, package_versions, to_json
     from negbench.tasks.notadataset.tasks import PAPER_TABLE2
 
     # -- validate everything before any work or write ------------------------------------------

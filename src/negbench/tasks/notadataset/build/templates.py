@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from negbench.tasks.notadataset.build import inflect_en
 from negbench.tasks.notadataset.build.wordnet import release_definition
 from negbench.errors import DataError, NegbenchError
-from negbench.evaluation.store import atomic_write_text, json_lines, to_json
+from negbench.files import atomic_write_text, json_lines, to_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from negbench.tasks.notadataset.build.triples import Term, Triple

@@ -8,7 +8,7 @@
 * :class:`NextTokenLabels` — one forward pass; the next-token distribution over label first tokens.
 
 Each turns a rendered prompt into requests and the answers into a per-sample record; metrics
-are computed from records only (:mod:`negbench.evaluation.metrics`).
+are computed from records only (:mod:`negbench.scoring.metrics`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from negbench.core.requests import (
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: tasks import this module
-    from negbench.tasks.base import Rendered
+    from negbench.scoring.task import Rendered
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def _num(v: float) -> int | float:
 
 # -- the registry (the papers' recipes live in their benchmark homes) ---------------------------------
 def _registry():
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     return REGISTRY
 

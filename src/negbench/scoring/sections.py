@@ -10,7 +10,7 @@ Section = Callable[[dict], "str | None"]
 
 
 def run_sections(results: dict) -> dict[str, str]:
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     out = {}
     for title, fn in REGISTRY.entries("run_section").items():

@@ -12,7 +12,7 @@ behind it:
   (e.g. wrong answers that picked the local negation);
 * ``stat="count"``: per unit, the number of records matching ``where`` and ``hit``;
 * ``stat="metric"``: per unit, the task's own metric at path ``field`` recomputed from the unit's
-  records with :func:`negbench.evaluation.runner.unit_metrics` (for metrics over groups of records, such as
+  records with :func:`negbench.scoring.metrics.unit_metrics` (for metrics over groups of records, such as
   CONDAQA consistency or coherence).
 
 The cell is ``scale`` × the mean over replicates — units (seeds), or with ``replicate="task"``
@@ -29,8 +29,9 @@ import re
 from dataclasses import dataclass, field as dc_field
 from typing import Any, Callable, Sequence
 
-from negbench.evaluation.metrics import sd as sample_sd
-from negbench.report.load import Run, UnitResult, get_path, matches, nanmean, sample_view
+from negbench.scoring.metrics import sd as sample_sd, unit_metrics
+from negbench.scoring.registry import REGISTRY
+from negbench.scoring.runs import Run, UnitResult, get_path, matches, nanmean, sample_view
 
 
 @dataclass
@@ -410,14 +411,11 @@ def unit_value(run: Run, ref: Ref, unit: str, _cache: dict | None = None) -> flo
     u = run.units[unit]
     recs = run.samples(unit)
     if ref.stat == "metric":
-        from negbench.evaluation.runner import unit_metrics
-        from negbench.tasks import get_task
-
         key = (run.index, unit)
         if _cache is not None and key in _cache:
             m = _cache[key]
         else:
-            m = unit_metrics(get_task(u.task), u.mode, recs)
+            m = unit_metrics(REGISTRY.task(u.task), u.mode, recs)
             if _cache is not None:
                 _cache[key] = m
         v = get_path(m, ref.field or "")

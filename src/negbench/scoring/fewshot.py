@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Iterator, Sequence
 
-from negbench.tasks.base import Doc, Rendered
+from negbench.scoring.task import Doc, Rendered
 
 
 def fewshot_draws(

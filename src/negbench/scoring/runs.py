@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from negbench.errors import DataError, OutputError
-from negbench.tasks.common.negation_errors import predicted_index
-from negbench.tasks.records import iter_jsonl
-from negbench.evaluation.store import metrics_as_floats
+from negbench.scoring.negation_errors import predicted_index
+from negbench.records import iter_jsonl
+from negbench.files import nan_for_null
+from negbench.scoring.registry import REGISTRY, benchmark_of
 
 #: results.json versions this package reads (``schema`` written by :mod:`negbench.evaluation.runner`).
 RESULTS_SCHEMAS = (1,)
@@ -139,6 +140,16 @@ class Run:
             "tasks": self.tasks(),
             "units": list(self.units),
         }
+
+
+def metrics_as_floats(results: dict) -> dict:
+    """``results`` with the metrics of its units and groups as written (a NaN read as NaN, a
+    null — strict JSON's NaN — as NaN too), so old and new run folders read the same."""
+    for part in ("units", "groups"):
+        for u in (results.get(part) or {}).values():
+            if isinstance(u, dict) and isinstance(u.get("metrics"), dict):
+                u["metrics"] = nan_for_null(u["metrics"])
+    return results
 
 
 def short_name(spec: str) -> str:
@@ -381,22 +392,12 @@ def load_runs(
 
 
 # -- benchmark names and the metric behind "correct" ------------------------------------------------
-def benchmark_of(task: str) -> str:
-    """The benchmark a task belongs to (:func:`negbench.tasks.benchmark_of`: options dropped,
-    prompt styles and CONDAQA split tasks folded into their benchmark)."""
-    from negbench.tasks import benchmark_of as of
-
-    return of(task)
-
-
 def primary_metric(
     task: str, mode: str, metrics: dict | None = None, record: dict | None = None
 ) -> str | None:
     """The per-sample field behind "correct": the paper's metric where a paper names one
     (KoNUBench cloze: ``acc_norm``), else ``exact_match`` for generation, else ``acc``."""
     keys = set(metrics or {}) | set(record or {})
-    from negbench.tasks.registry import REGISTRY
-
     paper = REGISTRY.get("paper_metric", benchmark_of(task)) or {}
     m = paper.get(mode)
     if m in keys:
@@ -445,7 +446,7 @@ def error_type(rec: dict, correct: bool | None) -> str | None:
     * items with ``meta.option_types`` (NUBench, KoNUBench, negation-mini): the type of the picked
       option — ``local`` / ``contradiction`` / ``paraphrase`` — or ``format`` when a generation
       names no option; judged on the error-analysis prediction (``pred``, else the generated
-      ``answer``), exactly as :func:`negbench.tasks.common.negation_errors.error_analysis` counts;
+      ``answer``), exactly as :func:`negbench.scoring.negation_errors.error_analysis` counts;
     * True/False items (``p_true`` + ``label``, or choices True/False): ``false True`` /
       ``false False`` (the wrong label said);
     * generations: ``format`` (no answer read) or ``wrong answer``; other choice items: ``chose X``.

@@ -2,12 +2,12 @@
 confidence interval and n — what the console prints per unit, what reports and profiles show.
 
 A metric's interval comes from its *parts*: per cluster (a unit of the benchmark's
-:class:`~negbench.tasks.base.Structure`, else one document) the sum and count behind it, so the
+:class:`~negbench.scoring.task.Structure`, else one document) the sum and count behind it, so the
 metric is Σ sums / Σ counts.  For the mean of a per-sample field (``acc``, ``exact_match``, This
 is not a Dataset's ``acc``) the parts are read from the records; a task whose headline is defined
 otherwise (CONDAQA's ``accuracy`` from its own answer reading, AccChg over minimal pairs)
 supplies them (``Task.headline_parts``).  Parts of several seeds add up per cluster, so a
-group's interval resamples documents with all their seeds (:mod:`negbench.evaluation.intervals`).
+group's interval resamples documents with all their seeds (:mod:`negbench.scoring.intervals`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable, Iterable
 
-from negbench.evaluation.intervals import interval
-from negbench.evaluation.metrics import sd
+from negbench.scoring.intervals import interval
+from negbench.scoring.metrics import sd
 
 Parts = dict[Hashable, tuple[float, float]]
 

@@ -1,4 +1,4 @@
-"""One registry for everything a benchmark contributes, filled by a scan of ``negbench.tasks``.
+"""One registry for everything a benchmark contributes, filled by a scan of the benchmark folders.
 
 Every sub-package of :mod:`negbench.tasks` that defines ``register(r: Contributions)`` is a
 benchmark home; the first lookup imports each one (in ``ORDER``, then name) and calls its hook,
@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from negbench.errors import TaskError
+
 #: What a benchmark can register, by kind (the value each kind holds).
 KINDS: dict[str, str] = {
     "task": "a Task, by task name",
@@ -30,10 +32,21 @@ KINDS: dict[str, str] = {
     "recipe_alias": "short recipe name → recipe name",
     "exporter": "an Alpaca Exporter, by name",
     "exporter_factory": "name → callable(options) -> Exporter, for name[key=value,…]",
+    "training_data": "exporter name → callable(options, split) -> TrainingSelection: the "
+    "benchmark's own options of negbench train --data",
     "sheet": "task → human-evaluation sheet maker (negbench human-eval sheet)",
     "builder": "name → Builder (negbench build NAME)",
     "mcq_language": "language code → McqLanguage (negbench build mcq --lang CODE)",
+    "profile": "benchmark → profile Benchmark: its parts under each preset (negbench profile)",
+    "phenomena": "benchmark → [PhenomenonSpec]: its negation contrasts (negbench profile)",
+    "reported": "paper stem → ReportedPaper: the numbers its paper reports (negbench profile)",
 }
+
+
+#: Opens a model for a builder's LLM stages: ``(spec, *, dtype, device, cache, progress, log)`` →
+#: a session with ``.backend`` and ``.engine``.  It is :func:`negbench.open_model`, handed to a
+#: builder by the command that runs it, so that a benchmark folder never imports the run layer.
+OpenModel = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,7 @@ class Builder:
     """A ``negbench build`` target: its parser and the function that runs it."""
 
     add_parser: Callable[[Any], None]  # (the ``build`` sub-parsers) -> None
-    run: Callable[[Any], int]  # parsed arguments -> exit code
+    run: Callable[[Any, OpenModel], int]  # (parsed arguments, model opener) -> exit code
 
 
 class Registry:
@@ -52,10 +65,21 @@ class Registry:
         self._bench: dict[str, dict[str, str]] = {k: {} for k in KINDS}
         self._later: list[tuple[tuple[str, ...], str, str]] = []  # (kinds, provider, benchmark)
         self._scanned = False
+        #: name → Task for any task name a run may carry (registered names, options in brackets,
+        #: YAML and JSON-lines files): set by the benchmarks package when the scan imports it.
+        self.task_resolver: Callable[[str], Any] | None = None
 
     def add(self, kind: str, name: str, value: Any, benchmark: str | None = None) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown registry kind {kind!r} (known: {', '.join(KINDS)})")
+        old = self._values[kind].get(name)
+        if old is not None and old is not value and old != value:
+            first = self._bench[kind].get(name) or "code"
+            raise TaskError(
+                f"{kind} {name!r} is registered twice (by {first} and by {benchmark or 'code'})",
+                where="the benchmark folders' register() hooks",
+                fix="give one of them another name",
+            )
         self._values[kind][name] = value
         if benchmark:
             self._bench[kind][name] = benchmark
@@ -89,11 +113,19 @@ class Registry:
         self.table(kind)
         return self._bench[kind].get(name)
 
+    def task(self, name: str) -> Any:
+        """The Task a run's unit names (see :attr:`task_resolver`)."""
+        self.scan()
+        if self.task_resolver is None:
+            raise RuntimeError(f"no task resolver: {BENCHMARKS_PACKAGE} did not install one")
+        return self.task_resolver(name)
+
     def scan(self) -> None:
         """Import every benchmark home once and let it register what it brings."""
         if self._scanned:
             return
         self._scanned = True
+        importlib.import_module(BENCHMARKS_PACKAGE)  # installs the task resolver
         for mod in benchmark_packages():
             hook = getattr(mod, "register", None)
             if callable(hook):
@@ -126,10 +158,15 @@ class Contributions:
         self.registry._later.append((kinds, provider, self.benchmark))
 
 
-def benchmark_packages() -> Iterator[Any]:
-    """The sub-packages of :mod:`negbench.tasks`, in their ``ORDER`` (then by name)."""
-    import negbench.tasks as pkg
+#: The package whose sub-packages are the benchmark homes.  Named, not imported: the registry sits
+#: below the benchmarks (they declare into it) and finds their folders the way lm-eval finds its
+#: task folders — by a scan, so that adding a benchmark is adding a folder.
+BENCHMARKS_PACKAGE = "negbench.tasks"
 
+
+def benchmark_packages() -> Iterator[Any]:
+    """The sub-packages of :data:`BENCHMARKS_PACKAGE`, in their ``ORDER`` (then by name)."""
+    pkg = importlib.import_module(BENCHMARKS_PACKAGE)
     mods = [
         importlib.import_module(f"{pkg.__name__}.{info.name}")
         for info in pkgutil.iter_modules(pkg.__path__)
@@ -150,3 +187,11 @@ def _import(ref: str) -> Any:
 
 
 REGISTRY = Registry()
+
+
+def benchmark_of(task: str) -> str:
+    """The benchmark a task belongs to (the key of its paper tables): options in brackets
+    dropped, then the benchmark that registered the task or its factory (``nubench-detail`` →
+    ``nubench``, ``condaqa-split3`` → ``condaqa``); a task no benchmark registered is its own."""
+    t = re.sub(r"\[.*\]$", "", str(task)).strip()
+    return REGISTRY.benchmark("task", t) or REGISTRY.benchmark("task_factory", t) or t

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from negbench.scoring.task import Task
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -61,3 +64,15 @@ def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
 
 def over_seeds(values: Sequence[float]) -> dict:
     return {"mean": mean(values), "sd": sd(values), "n_seeds": len(values), "values": list(values)}
+
+
+def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
+    """All metrics of one unit: pure functions of its per-sample records.  ``records``: a list,
+    or a re-iterable stream of a saved unit's samples (:meth:`RunStore.samples`), read once per
+    metric family; tasks whose ``extra_metrics`` need a list get one."""
+    metrics = summarize(records, task.mode(mode).formulation.metrics)
+    if task.extra_metrics:
+        if not task.stream_metrics and not isinstance(records, list):
+            records = list(records)
+        metrics.update(task.extra_metrics(mode, records))
+    return metrics

@@ -1,6 +1,6 @@
 """Subsets that keep a benchmark's structure: ``--limit N`` and ``--sample N --seed S``.
 
-A task declares its :class:`~negbench.tasks.base.Structure`: which records form an indivisible
+A task declares its :class:`~negbench.scoring.task.Structure`: which records form an indivisible
 unit (a CONDAQA contrast group, a This-is-not-a-Dataset block, a JNLI-Neg / JSTS-Neg group of
 minimal pairs, a truefalse-mini pair) and which field stratifies the set (a ScoNe condition, a
 NUBench / KoNUBench category, a This-is-not-a-Dataset pattern).  A subset then
@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Sequence
 
-from negbench.tasks.base import Doc, Structure
+from negbench.scoring.task import Doc, Structure
 
 
 @dataclass(frozen=True)

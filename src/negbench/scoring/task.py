@@ -1,8 +1,8 @@
 """What a task is: records + a prompt per scoring mode + the modes' scorers + metrics.
 
 A task renders one record for one mode into a :class:`Rendered` prompt; the mode's
-:class:`~negbench.evaluation.formulations.Formulation` turns it into requests and scores the answers.  Few-shot
-contexts follow lm-evaluation-harness 0.4 (see :mod:`negbench.evaluation.fewshot`).
+:class:`~negbench.scoring.formulations.Formulation` turns it into requests and scores the answers.  Few-shot
+contexts follow lm-evaluation-harness 0.4 (see :mod:`negbench.scoring.fewshot`).
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class ModeSpec:
     """One scoring mode of a task: how a record is rendered, and which formulation scores it."""
 
     render: Callable[[Doc], Rendered]
-    formulation: Any  # negbench.evaluation.formulations.Formulation
+    formulation: Any  # negbench.scoring.formulations.Formulation
     summary: str = ""
     include: Callable[[Doc], bool] | None = None  # records this mode applies to (None: all)
     render_chat: Callable[[Doc], Rendered] | None = None  # the prompt variant for chat models

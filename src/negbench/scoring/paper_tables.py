@@ -1,7 +1,7 @@
 """Builders of paper-shaped tables, keyed by benchmark.
 
 A builder takes the report context (all runs) and the task names of its benchmark found in them,
-and returns :class:`~negbench.report.tables.Table` objects whose rows are models (runs) — so
+and returns :class:`~negbench.scoring.tables.Table` objects whose rows are models (runs) — so
 several runs make one table, as in the papers.  Benchmarks register theirs in their home's
 ``register`` hook (registry kind ``paper_tables``; e.g. ``negbench/tasks/nubench/paper_tables.py``)::
 
@@ -9,7 +9,7 @@ several runs make one table, as in the papers.  Benchmarks register theirs in th
 
 Tasks of a benchmark with no builder get :func:`generic_tables` (one table of every numeric group
 metric).  Cell values come from the runs' saved metrics (results.json) and every cell carries a
-Ref that recomputes it from the per-sample records (:func:`negbench.report.tables.resolve_ref`).
+Ref that recomputes it from the per-sample records (:func:`negbench.scoring.tables.resolve_ref`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from negbench.report.load import Run, benchmark_of, nanmean, primary_metric
-from negbench.report.tables import Cell, Column, Row, Table, metric_cell, slug
+from negbench.scoring.runs import Run, benchmark_of, nanmean, primary_metric
+from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell, slug
 
 Builder = Callable[["Context", list[str]], list[Table]]
 
@@ -35,7 +35,7 @@ class Context:
 
 def builders() -> dict[str, Builder]:
     """The registered paper-table builders, by benchmark."""
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     return REGISTRY.entries("paper_tables")
 
@@ -51,7 +51,7 @@ def build_tables(ctx: Context) -> list[Table]:
     for t in tasks:
         by_bench.setdefault(benchmark_of(t), []).append(t)
     out: list[Table] = []
-    from negbench.tasks.registry import REGISTRY
+    from negbench.scoring.registry import REGISTRY
 
     for bench, ts in by_bench.items():
         fn = REGISTRY.get("paper_tables", bench, generic_tables)

@@ -1,5 +1,0 @@
-import sys
-
-from negbench.cli.report import main
-
-sys.exit(main())
