@@ -19,7 +19,6 @@ before anything is printed.
 
 from __future__ import annotations
 
-import csv
 import os
 import random
 from pathlib import Path
@@ -172,22 +171,7 @@ def score(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> tuple[
 
 # -- answer sheets: Thunder-KoNUBench Table 7 -----------------------------------------------------
 def _read_csv(path: Path, need: Sequence[str]) -> list[dict]:
-
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f))
-            header = rows[0].keys() if rows else []
-    except OSError as exc:
-        raise DataError(f"cannot read ({exc.strerror})", path=str(path)) from None
-    for k in need:
-        if k not in header:
-            raise DataError(
-                f"no '{k}' column",
-                path=str(path),
-                field=k,
-                fix="use the sheet.csv / key.csv written by 'negbench human-eval sheet'",
-            )
-    return rows
+    return read_rows(path, need, "sheet.csv / key.csv")[1]
 
 
 def score_answer_sheets(key: str | os.PathLike, filled: Sequence[str | os.PathLike]) -> dict:

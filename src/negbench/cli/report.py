@@ -171,7 +171,7 @@ def add_parser(sub) -> None:
     c.set_defaults(func=run_compare)
 
 
-#: The help text's copy of evaluation.intervals.BOOTSTRAP_RESAMPLES / BOOTSTRAP_SEED (a test keeps them
+#: The help text's copy of scoring.intervals.BOOTSTRAP_RESAMPLES / BOOTSTRAP_SEED (a test keeps them
 #: equal): importing the statistics to build the parser would slow every negbench command.
 BOOTSTRAP_HELP = (
     "bootstrap resamples (default: 10,000, the same for negbench report, compare and train)",

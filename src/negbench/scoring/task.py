@@ -157,7 +157,7 @@ class Task:
     # where the benchmark's data is looked for (a tasks.data_source.DataSource; None: shipped)
     data: Any = None
     # the records a task's own options already sampled (notadataset[sample=…]): split -> the
-    # selection (an evaluation.subsets.Selection), or None when the task evaluates them all
+    # selection (a scoring.subsets.Selection), or None when the task evaluates them all
     own_subset: Callable[[str], Any] | None = None
 
     def mode(self, name: str) -> "ModeSpec":
