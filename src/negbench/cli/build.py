@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from negbench.options import ModelOptions
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.scoring.registry import REGISTRY
 
@@ -90,7 +90,7 @@ def add_mcq_parser(bs) -> None:
         "smollm2-135m-instruct for en, gemma3-270m for ko)",
     )
     ModelOptions.add_to(m, only=("dtype", "device"), title="generator model")
-    m.add_argument("--cache", default=None, help="response cache file (default: negbench's)")
+    EngineOptions.add_to(m, only=("cache",), title="generator engine")
     m.add_argument(
         "--max-tokens",
         type=whole_number(1),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from negbench.options import ModelOptions
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.train.experiment import NAMES, notadataset_generalisation
 
@@ -112,9 +112,7 @@ def add_parser(subparsers) -> None:
         "differs is redone; cells that do not change are kept)",
     )
     ModelOptions.add_to(e, only=("device", "threads"))
-    e.add_argument(
-        "--cache", default=None, help="response cache file of the evaluations (default: negbench's)"
-    )
+    EngineOptions.add_to(e, only=("cache",), title="evaluations")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
     c = e.add_argument_group("cluster (Ray; pip install 'negbench[ray]'; docs/ray.md)")
     c.add_argument(

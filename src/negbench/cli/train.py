@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from negbench.options import ModelOptions
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.evaluation.tracking import report_to
 
@@ -102,9 +102,7 @@ def add_parser(subparsers) -> None:
         help="discard an unfinished training in OUT instead of resuming it",
     )
     ModelOptions.add_to(t, only=("device", "threads"))
-    t.add_argument(
-        "--cache", default=None, help="response cache file of the evaluation (default: negbench's)"
-    )
+    EngineOptions.add_to(t, only=("cache",), title="evaluation after training")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
     t.add_argument(
         "--report-to",
