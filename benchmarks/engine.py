@@ -84,7 +84,7 @@ def main() -> None:
         t = time.perf_counter()
         got = eng.run(reqs)
         te = time.perf_counter() - t
-        st = eng.last_stats
+        st = got.stats
         if args.skip_naive:
             tn, diff = float("nan"), float("nan")
         else:

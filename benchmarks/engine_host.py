@@ -203,7 +203,7 @@ def main() -> None:
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
             fw, fc, calls = timed.get("forward")
             tw, tc, _ = timed.get("tokenize")
-            st = eng.last_stats
+            st = out.stats
             row = dict(
                 workload=name,
                 requests=len(reqs),

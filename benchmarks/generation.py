@@ -100,7 +100,7 @@ def main() -> None:
         res = eng.run(reqs)
         dt = time.perf_counter() - t0
         outs[name] = [r.text for r in res]
-        rows.append((name, eng.last_stats.forwarded_tokens, dt))
+        rows.append((name, res.stats.forwarded_tokens, dt))
     t0 = time.perf_counter()
     outs["hf-generate"], fwd = hf_generate(be, reqs, args.batch)
     rows.append(("hf-generate", fwd, time.perf_counter() - t0))

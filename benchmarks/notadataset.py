@@ -108,19 +108,19 @@ def main() -> None:
     t = time.perf_counter()
     got = eng.run(reqs)
     dt = time.perf_counter() - t
-    st = eng.last_stats
+    st = got.stats
     row("engine", len(reqs), dt, st.forwarded_tokens, st.model_calls)
     if args.flat:
         flat = Engine(be, None, EngineConfig(progress=False, share_prefix=False, batch_size=64))
         t = time.perf_counter()
-        flat.run(reqs[: args.flat])
+        flat_got = flat.run(reqs[: args.flat])
         dt = time.perf_counter() - t
         row(
             "engine-flat",
             len(reqs[: args.flat]),
             dt,
-            flat.last_stats.forwarded_tokens,
-            flat.last_stats.model_calls,
+            flat_got.stats.forwarded_tokens,
+            flat_got.stats.model_calls,
         )
 
     # naive: two log-likelihood requests per sentence, one full forward each

@@ -56,7 +56,7 @@ def main() -> None:
         got = eng.run(reqs)
         sync()
         dt = time.perf_counter() - t
-        return got, dt, eng.last_stats, g.stop()
+        return got, dt, got.stats, g.stop()
 
     def baseline_pass():
         g = GpuBusy(DEV).start()

@@ -257,7 +257,7 @@ def test_cache_resumes_and_keys_are_seq2seq(t5, tmp_path):
     first = eng.run(reqs)
     again = Engine(t5, ResponseCache(tmp_path / "c.sqlite"), EngineConfig(progress=False))
     second = again.run(reqs)
-    assert again.last_stats.model_calls == 0 and again.last_stats.cached == len(set(reqs))
+    assert second.stats.model_calls == 0 and second.stats.cached == len(set(reqs))
     assert [a.__dict__ for a in first] == [a.__dict__ for a in second]
 
 

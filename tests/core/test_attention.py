@@ -88,8 +88,9 @@ def test_attention_paths_equal_the_naive_loop(model_fixture, attention, request,
         dict(plan="padded"),
     ):
         eng = Engine(be, config=EngineConfig(progress=False, **cfg))
-        check(eng.run(reqs), ref)
-        st = eng.last_stats
+        out = eng.run(reqs)
+        check(out, ref)
+        st = out.stats
         assert st.padded_plans == (1 if cfg.get("plan") == "padded" else 0)
         if "plan" not in cfg:
             assert st.forwarded_tokens == st.unique_tokens < st.naive_tokens
@@ -136,8 +137,9 @@ def test_padded_fallback_where_sharing_cannot_pay(tiny_llama):
     ]
     for reqs, padded in ((apart, 1), (shared, 0)):
         eng = Engine(be, config=EngineConfig(progress=False))
-        check(eng.run(reqs), naive_scores(be, reqs))
-        assert eng.last_stats.padded_plans == padded
+        out = eng.run(reqs)
+        check(out, naive_scores(be, reqs))
+        assert out.stats.padded_plans == padded
 
 
 def test_rows_only_backend_gets_the_same_answers(tiny_llama):

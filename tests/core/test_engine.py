@@ -62,8 +62,9 @@ def test_engine_matches_naive_any_batching(model_fixture, request):
                         batch_size=bs, share_prefix=share, max_row_tokens=row, progress=False
                     ),
                 )
-                check(eng.run(reqs), ref)
-                st = eng.last_stats
+                out = eng.run(reqs)
+                check(out, ref)
+                st = out.stats
                 assert st.forwarded_tokens == st.unique_tokens
                 if share:
                     assert st.unique_tokens < st.naive_tokens
@@ -89,11 +90,11 @@ def test_identical_requests_run_once_and_cache_resumes(tiny_llama, tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite")
     eng = Engine(be, cache, EngineConfig(progress=False))
     first = eng.run(doubled)
-    assert eng.last_stats.unique == len(set(reqs)) and eng.last_stats.computed == len(set(reqs))
+    assert first.stats.unique == len(set(reqs)) and first.stats.computed == len(set(reqs))
     assert [a.__dict__ for a in first[: len(reqs)]] == [a.__dict__ for a in first[len(reqs) :]]
     eng2 = Engine(be, ResponseCache(tmp_path / "c.sqlite"), EngineConfig(progress=False))
     second = eng2.run(reqs)
-    assert eng2.last_stats.model_calls == 0 and eng2.last_stats.cached == len(set(reqs))
+    assert second.stats.model_calls == 0 and second.stats.cached == len(set(reqs))
     assert [a.__dict__ for a in second] == [a.__dict__ for a in first[: len(reqs)]]
 
 
@@ -160,7 +161,7 @@ def test_generation_with_shared_prefix_matches_hf_generate(model, request):
     reqs = [GenerationRequest(c, ("\n\n",), 7) for c in ctxs]
     eng = Engine(be, config=EngineConfig(gen_batch_size=2, gen_prefix_min=8, progress=False))
     out = eng.run(reqs)
-    assert eng.last_stats.forwarded_tokens < eng.last_stats.naive_tokens  # the block ran once
+    assert out.stats.forwarded_tokens < out.stats.naive_tokens  # the block ran once
     plain = Engine(be, config=EngineConfig(share_prefix=False, progress=False)).run(reqs)
     assert [o.__dict__ for o in out] == [p.__dict__ for p in plain]
     for c, o in zip(ctxs, out):
@@ -209,8 +210,7 @@ def test_progress_counts_only_requests_still_to_compute(tiny_llama, tmp_path):
     bar = progress_bar(len(reqs) * 2, "scoring", True)
     bar.fp = io.StringIO()  # the bar draws into a buffer, not stderr
     eng = Engine(be, cache, EngineConfig(progress=False))
-    eng.run(reqs + reqs, bar=bar)  # half cached, every request twice
-    st = eng.last_stats
+    st = eng.run(reqs + reqs, bar=bar).stats  # half cached, every request twice
     assert st.cached > 0 and st.computed > 0
     computed_occurrences = 2 * st.computed
     assert bar.total == bar.n == computed_occurrences

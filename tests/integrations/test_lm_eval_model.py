@@ -290,8 +290,9 @@ def test_engine_rolling_requests(tiny_llama):
     be = HFBackend(tiny_llama, dtype="float32", device="cpu", max_length=16)
     text = " ".join(f"{s} {p[1]}." for s, p in zip(SUBJECTS, PREDICATES))
     eng = Engine(be)
-    a, b, empty, short = eng.run([R(text), R(text), R(""), R("A dog.")])
-    assert eng.last_stats.unique == 3 and a == b and (empty.logprob, empty.n_windows) == (0.0, 0)
+    res = eng.run([R(text), R(text), R(""), R("A dog.")])
+    a, b, empty, short = res
+    assert res.stats.unique == 3 and a == b and (empty.logprob, empty.n_windows) == (0.0, 0)
     toks = be.encode(text)
     assert (
         a.n_tokens == len(toks)

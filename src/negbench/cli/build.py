@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.scoring.registry import REGISTRY
 
@@ -88,9 +89,8 @@ def add_mcq_parser(bs) -> None:
         help="generator model spec, as negbench run --model (default: "
         "smollm2-135m-instruct for en, gemma3-270m for ko)",
     )
-    m.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    m.add_argument("--device", default="auto", help="cpu, cuda … (default: auto)")
-    m.add_argument("--cache", default=None, help="response cache file (default: negbench's)")
+    ModelOptions.add_to(m, only=("dtype", "device"), title="generator model")
+    EngineOptions.add_to(m, only=("cache",), title="generator engine")
     m.add_argument(
         "--max-tokens",
         type=whole_number(1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.train.experiment import NAMES, notadataset_generalisation
 
@@ -110,11 +111,8 @@ def add_parser(subparsers) -> None:
         help="continue in OUT even though it holds another configuration (what "
         "differs is redone; cells that do not change are kept)",
     )
-    e.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
-    e.add_argument("--threads", type=whole_number(1), default=None, help="CPU threads for torch")
-    e.add_argument(
-        "--cache", default=None, help="response cache file of the evaluations (default: negbench's)"
-    )
+    ModelOptions.add_to(e, only=("device", "threads"))
+    EngineOptions.add_to(e, only=("cache",), title="evaluations")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
     c = e.add_argument_group("cluster (Ray; pip install 'negbench[ray]'; docs/ray.md)")
     c.add_argument(

@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from negbench.options import fraction, whole_number as _int
+from negbench.options import (
+    ApiOptions,
+    EngineOptions,
+    ModelOptions,
+    SessionOptions,
+    fraction,
+    whole_number as _int,
+)
 
 EPILOG = """examples:
   negbench profile                                          # SmolLM2-135M-Instruct, quick preset
@@ -76,31 +83,12 @@ def add_parser(sub) -> None:
         default=None,
         help="at most about N items per task, in data order (for a trial)",
     )
-    p.add_argument("--adapter", default=None, help="LoRA adapter folder (PEFT) to apply")
-    p.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"])
-    p.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
-    p.add_argument("--threads", type=_int(1), default=None, help="CPU threads for torch")
-    p.add_argument(
-        "--max-length",
-        type=_int(2),
-        default=None,
-        help="truncate contexts from the left to this many tokens (default: model's)",
+    ModelOptions.add_to(p, only=("adapter", "dtype", "device", "threads", "max_length"))
+    EngineOptions.add_to(p, only=("cache", "no_cache", "batch_size"))
+    ApiOptions.add_to(
+        p,
+        only=("concurrency", "rate_limit", "max_retries", "timeout", "tokenizer", "api_key_env"),
     )
-    p.add_argument(
-        "--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)"
-    )
-    p.add_argument("--cache", default=None, help="response cache file (default: negbench's)")
-    p.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the response cache"
-    )
-    p.add_argument("--concurrency", type=_int(1), default=4, help="API models: requests in flight")
-    p.add_argument("--rate-limit", type=float, default=None, help="API models: requests per second")
-    p.add_argument("--max-retries", type=_int(0), default=6, help="API models: retries per request")
-    p.add_argument("--timeout", type=float, default=120.0, help="API models: seconds per request")
-    p.add_argument(
-        "--tokenizer", default=None, help="openai-compatible: the served model's tokenizer"
-    )
-    p.add_argument("--api-key-env", default=None, help="API models: the variable holding the key")
     p.add_argument(
         "--overwrite",
         action="store_true",
@@ -168,19 +156,7 @@ def run_profile(args) -> int:
         sample=args.sample,
         limit=args.limit,
         overwrite=args.overwrite,
-        adapter=args.adapter,
-        dtype=args.dtype,
-        device=args.device,
-        threads=args.threads,
-        max_length=args.max_length,
-        batch_size=args.batch_size,
-        cache=None if args.no_cache else (args.cache or True),
-        concurrency=args.concurrency,
-        rate_limit=args.rate_limit,
-        max_retries=args.max_retries,
-        timeout=args.timeout,
-        tokenizer=args.tokenizer,
-        api_key_env=args.api_key_env,
+        options=SessionOptions.from_args(args),
         progress=not args.quiet,
     )
     print(prof.summary())

@@ -8,6 +8,13 @@ import os
 import sys
 
 from negbench.evaluation.tracking import REPORT_TO_HELP, report_to
+from negbench.options import (
+    ApiOptions,
+    ClusterOptions,
+    EngineOptions,
+    ModelOptions,
+    SessionOptions,
+)
 from negbench.options import names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 
@@ -98,128 +105,16 @@ def add_parser(sub) -> None:
         "as lm-eval 0.4.13 --apply_chat_template; 'user' puts everything in the "
         "user turn (default: lm-eval)",
     )
-    m = r.add_argument_group("model")
-    m.add_argument(
-        "--dtype",
-        default="auto",
-        choices=["auto", "float32", "bfloat16", "float16"],
-        help="weights dtype (auto: bfloat16 on GPU, float32 on CPU)",
-    )
-    m.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
-    m.add_argument(
-        "--quantize",
-        default="none",
-        choices=["none", "8bit"],
-        help="load the weights in 8 bits (bitsandbytes LLM.int8(); needs a CUDA GPU), "
-        "as This is not a Dataset Table 9 (default: none)",
-    )
-    m.add_argument("--adapter", default=None, help="LoRA adapter folder (PEFT) to apply")
-    m.add_argument(
-        "--max-length",
-        type=_int(2),
-        default=None,
-        help="truncate contexts from the left to this many tokens (default: model's)",
-    )
-    m.add_argument("--threads", type=_int(1), default=None, help="CPU threads for torch")
-    m.add_argument(
-        "--add-bos",
-        default="auto",
-        choices=["auto", "yes", "no"],
-        help="prepend BOS to prompts: auto = the tokenizer's default, as lm-eval "
-        ">= 0.4.9.2 (use 'no' to match older lm-eval with non-Gemma models)",
-    )
-    a = r.add_argument_group(
-        "API and server backends (openai:, openai-compatible:, vllm:, anthropic:)"
-    )
-    a.add_argument(
-        "--concurrency",
-        type=_int(1),
-        default=4,
-        help="requests in flight at once (default: %(default)s)",
-    )
-    a.add_argument(
-        "--rate-limit",
-        type=float,
-        default=None,
-        help="at most this many requests per second, client side (default: none)",
-    )
-    a.add_argument(
-        "--max-retries",
-        type=_int(0),
-        default=6,
-        help="retries per request on 429/5xx/timeouts/dropped connections/malformed "
-        "answers, with exponential backoff and jitter (default: %(default)s)",
-    )
-    a.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        help="seconds per HTTP request (default: %(default)s)",
-    )
-    a.add_argument(
-        "--tokenizer",
-        default=None,
-        help="folder of the served model's tokenizer (openai-compatible: default: the "
-        "folder the server reports as the model's root, when it exists here)",
-    )
-    a.add_argument(
-        "--api-key-env",
-        default=None,
-        help="environment variable holding the API key (default: OPENAI_API_KEY, "
-        "OPENAI_COMPATIBLE_API_KEY or ANTHROPIC_API_KEY); keys are never "
-        "accepted on the command line nor written anywhere",
-    )
-    a.add_argument(
-        "--api-seed",
-        type=_int(0),
-        default=0,
-        help="sampling seed sent with generation requests (default: %(default)s)",
-    )
-    a.add_argument(
-        "--vllm-arg",
-        action="append",
-        default=[],
-        help="extra argument for the managed vLLM server of --model vllm:… "
-        "(repeatable, e.g. --vllm-arg=--max-model-len=4096)",
-    )
-    e = r.add_argument_group("engine and output")
+    ModelOptions.add_to(r)
+    ApiOptions.add_to(r)
+    EngineOptions.add_to(r)
+    e = r.add_argument_group("output")
     e.add_argument(
         "--output",
         default=None,
         help="run folder (default: runs/<model>__<tasks>, then what differs from the "
         "defaults: modes, shots, seeds, limit or sample, adapter, chat, a hash "
         "of other settings)",
-    )
-    e.add_argument(
-        "--cache",
-        default=None,
-        help="response cache file (default: $NEGBENCH_CACHE/responses.sqlite, ~/.cache/negbench)",
-    )
-    e.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the response cache"
-    )
-    e.add_argument(
-        "--batch-size", type=_int(1), default=32, help="rows per forward pass (default: 32)"
-    )
-    e.add_argument(
-        "--max-row-tokens",
-        type=_int(16),
-        default=None,
-        help="tokens packed into one row (default: auto — the cheapest of 256, 512, "
-        "1024 and 2048 by the engine's cost model of tokens, attended keys and calls)",
-    )
-    e.add_argument(
-        "--max-batch-tokens",
-        type=_int(16),
-        default=None,
-        help="upper bound on rows × (prefix + row length) per forward pass (default: "
-        "the backend's — transformers: 2048 on CPU, where larger batches only "
-        "add memory, 32768 on GPU)",
-    )
-    e.add_argument(
-        "--no-prefix-sharing",
-        action="store_true",
-        help="score every request in its own row (for comparison; slower)",
     )
     e.add_argument(
         "--shard-size",
@@ -238,7 +133,7 @@ def add_parser(sub) -> None:
     e.add_argument(
         "--report-to", type=report_to, default=[], metavar="TRACKERS", help=REPORT_TO_HELP
     )
-    add_cluster_args(r)
+    ClusterOptions.add_to(r)
     r.add_argument(
         "--config",
         default=None,
@@ -248,47 +143,6 @@ def add_parser(sub) -> None:
         "flags before the others, so the command line wins (docs/yaml_tasks.md)",
     )
     r.set_defaults(func=run)
-
-
-def add_cluster_args(parser) -> None:
-    """--ray and its options (``run`` and ``experiment``); see docs/ray.md."""
-    c = parser.add_argument_group("cluster (Ray; pip install 'negbench[ray]'; docs/ray.md)")
-    c.add_argument(
-        "--ray",
-        default=None,
-        metavar="auto|HOST:PORT|local[:N]",
-        help="spread the work over a Ray cluster: local[:N] starts one here with N "
-        "workers (default 2), auto joins the one `ray start --head` started, "
-        "HOST:PORT joins that head; results are identical to a one-process run "
-        "with the same --group-tokens and --threads",
-    )
-    c.add_argument(
-        "--ray-workers",
-        type=_int(1),
-        default=None,
-        help="workers (model replicas; default: local: 2, a cluster: as many as its "
-        "CPUs/GPUs allow)",
-    )
-    c.add_argument(
-        "--ray-cpus-per-worker",
-        type=float,
-        default=None,
-        help="CPUs reserved per worker (default: 1)",
-    )
-    c.add_argument(
-        "--ray-gpus-per-worker",
-        type=float,
-        default=None,
-        help="GPUs per worker, e.g. 1 or 0.5 (default: 0)",
-    )
-    c.add_argument(
-        "--group-tokens",
-        type=_int(16),
-        default=None,
-        help="tokens per prefix-sharing group, the unit of work handed to a worker "
-        "(default: the engine's chunk size, 200000); also valid without --ray, "
-        "where the same value gives the same groups and hence identical samples",
-    )
 
 
 def run(args) -> int:
@@ -315,35 +169,7 @@ def run(args) -> int:
             fix="give one: --limit N (data order) or --sample N --seed S (random)",
         )
     sample_seed = args.sample_seed or 0
-    session = Session(
-        spec,
-        dtype=args.dtype,
-        device=args.device,
-        quantize=args.quantize,
-        adapter=args.adapter,
-        max_length=args.max_length,
-        threads=args.threads,
-        add_bos=args.add_bos,
-        tokenizer=args.tokenizer,
-        api_key_env=args.api_key_env,
-        concurrency=args.concurrency,
-        rate_limit=args.rate_limit,
-        max_retries=args.max_retries,
-        timeout=args.timeout,
-        api_seed=args.api_seed,
-        vllm_args=args.vllm_arg,
-        cache=None if args.no_cache else (args.cache or True),
-        batch_size=args.batch_size,
-        max_row_tokens=args.max_row_tokens,
-        max_batch_tokens=args.max_batch_tokens,
-        share_prefix=not args.no_prefix_sharing,
-        group_tokens=args.group_tokens,
-        ray=args.ray,
-        ray_workers=args.ray_workers,
-        ray_cpus_per_worker=args.ray_cpus_per_worker,
-        ray_gpus_per_worker=args.ray_gpus_per_worker,
-        progress=not args.quiet,
-    )
+    session = Session(spec, SessionOptions.from_args(args), progress=not args.quiet)
     out = args.output or os.path.join("runs", default_folder(args, spec.slug, sample_seed))
     with session:
         results = session.evaluate(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from negbench.options import EngineOptions, ModelOptions
 from negbench.options import whole_number
 from negbench.evaluation.tracking import report_to
 
@@ -100,11 +101,8 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="discard an unfinished training in OUT instead of resuming it",
     )
-    t.add_argument("--device", default="auto", help="cpu, cuda, cuda:1 … (default: auto)")
-    t.add_argument("--threads", type=whole_number(1), default=None, help="CPU threads for torch")
-    t.add_argument(
-        "--cache", default=None, help="response cache file of the evaluation (default: negbench's)"
-    )
+    ModelOptions.add_to(t, only=("device", "threads"))
+    EngineOptions.add_to(t, only=("cache",), title="evaluation after training")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
     t.add_argument(
         "--report-to",

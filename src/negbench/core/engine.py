@@ -119,6 +119,16 @@ class _Scored:
     window: tuple[str, int, int] | None = None  # rolling: (request key, window, windows)
 
 
+class Answers(list):
+    """What :meth:`Engine.run` returns: the responses in request order (a list), with the call's
+    statistics (``stats``) and the requests' cache keys (``keys``, for their provenance)."""
+
+    def __init__(self, responses: list[Response], stats: "EngineStats", keys: list[str]):
+        super().__init__(responses)
+        self.stats = stats
+        self.keys = keys
+
+
 class Engine:
     def __init__(
         self,
@@ -135,19 +145,19 @@ class Engine:
             for name in ("batch_size", "max_batch_tokens", "gen_batch_size"):  # (seq2seq) batch
                 if hasattr(backend, name) and getattr(self.config, name) is not None:
                     setattr(backend, name, getattr(self.config, name))  # as the engine is told
-        self.stats = EngineStats()
-        self.last_keys: list[str] = []  # cache keys of the last run's requests, in order
+        self.stats = EngineStats()  # every run of this engine, added up
         self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
-    def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> list[Response]:
-        """Answers in request order.  ``bar``: a progress bar (tqdm-like) advanced by one per
-        request, cached and duplicate ones included (for a caller's whole-run ETA); without it
-        the engine shows its own bar over the requests it computes."""
+    def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> "Answers":
+        """Answers in request order, with this call's statistics and cache keys.  ``bar``: a
+        progress bar (tqdm-like) advanced by one per request, cached and duplicate ones included
+        (for a caller's whole-run ETA); without it the engine shows its own bar over the
+        requests it computes."""
         with gc_paused() as self._gc:
             return self._run(requests, desc, bar)
 
-    def _run(self, requests: list[Request], desc: str, bar) -> list[Response]:
+    def _run(self, requests: list[Request], desc: str, bar) -> "Answers":
         t0 = time.perf_counter()
         st = EngineStats(requests=len(requests))
         fp = self.backend.fingerprint
@@ -155,7 +165,6 @@ class Engine:
         unique: dict[str, Request] = {}
         for k, r in zip(keys, requests):
             unique.setdefault(k, r)
-        self.last_keys = keys
         st.unique = len(unique)
         answers: dict[str, Response] = self.cache.get_many(list(unique)) if self.cache else {}
         st.cached = len(answers)
@@ -196,9 +205,9 @@ class Engine:
                 if own_bar:
                     bar.close()
                 self._record(st, t0)
-            return [answers[k] for k in keys]
+            return Answers([answers[k] for k in keys], st, keys)
         self._record(st, t0)
-        return [answers[k] for k in keys]
+        return Answers([answers[k] for k in keys], st, keys)
 
     def score_group(self, group: list[_Scored]) -> tuple[list[tuple[str, Response]], EngineStats]:
         """Score one prepared group here and return its answers and statistics: the whole job of
@@ -216,7 +225,6 @@ class Engine:
     def _record(self, st: "EngineStats", t0: float) -> None:
         st.wall_s = time.perf_counter() - t0
         self.stats.add(st)
-        self.last_stats = st
 
     # -- request level -------------------------------------------------------------------------
     def _answer(self, todo: list[tuple[str, Request]], done, st: EngineStats) -> None:

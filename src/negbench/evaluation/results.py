@@ -12,38 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-
-@dataclass(frozen=True)
-class UnitResult:
-    """One unit: a task, a mode, a number of shots, a seed, and its metrics."""
-
-    name: str
-    task: str
-    mode: str
-    shots: int
-    seed: int | None
-    group: str
-    chat: bool
-    metrics: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class GroupResult:
-    """Units that differ only by seed: each numeric metric as mean / SD / n over the seeds."""
-
-    name: str
-    task: str
-    mode: str
-    shots: int
-    units: tuple[str, ...]
-    metrics: dict[str, dict[str, float]]
-
-    def mean(self, metric: str) -> float:
-        return self.metrics[metric]["mean"]
+from negbench.scoring.runs import GroupResult, Run, UnitResult, groups_of, units_of
 
 
 class Results:
@@ -69,28 +41,19 @@ class Results:
     # -- typed views ---------------------------------------------------------------------------
     @property
     def units(self) -> dict[str, UnitResult]:
-        return {
-            name: UnitResult(
-                name,
-                u["task"],
-                u["mode"],
-                u["shots"],
-                u["seed"],
-                u["group"],
-                bool(u.get("chat")),
-                u["metrics"],
-            )
-            for name, u in self.data["units"].items()
-        }
+        return units_of(self.data)
 
     @property
     def groups(self) -> dict[str, GroupResult]:
-        return {
-            name: GroupResult(
-                name, g["task"], g["mode"], g["shots"], tuple(g["units"]), g["metrics"]
-            )
-            for name, g in self.data["groups"].items()
-        }
+        return groups_of(self.data)
+
+    def run(self) -> Run:
+        """This evaluation as the saved-run model that reports, comparisons and the profile read
+        (:class:`negbench.scoring.runs.Run`), its samples from memory or the run folder."""
+        run = Run(self.output or Path("."), self.data, str(self.model.get("spec")), self.units)
+        for n in run.units:
+            run._samples[n] = self.samples(n)
+        return run
 
     @property
     def model(self) -> dict:
@@ -134,17 +97,9 @@ class Results:
     def paper_tables(self) -> list:
         """The report's paper-shaped tables of this run (:mod:`negbench.scoring.paper_tables`),
         as :class:`negbench.scoring.tables.Table` objects (``.to_markdown()``)."""
-        from negbench.scoring.runs import Run, UnitResult as RunUnit
         from negbench.scoring.paper_tables import Context, build_tables
 
-        units = {
-            n: RunUnit(n, u.task, u.mode, u.shots, u.seed, u.group, dict(u.metrics))
-            for n, u in self.units.items()
-        }
-        run = Run(self.output or Path("."), self.to_dict(), str(self.model.get("spec")), units)
-        for n in units:
-            run._samples[n] = self.samples(n)
-        return build_tables(Context([run]))
+        return build_tables(Context([self.run()]))
 
     # -- export ----------------------------------------------------------------------------------
     def to_dict(self) -> dict:

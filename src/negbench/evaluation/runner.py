@@ -560,8 +560,8 @@ def _score_shards(
             loaded_samples += len(samples)
             continue
         answers = engine.run(reqs, desc=f"shard {n + 1}/{len(shards)}", bar=bar)
-        stats.add(engine.last_stats)
-        metas = engine.provenance(engine.last_keys) if is_request_level(backend) else None
+        stats.add(answers.stats)
+        metas = engine.provenance(answers.keys) if is_request_level(backend) else None
         k = 0
         for ui, s, rs in zip(owner, samples, per):
             u = builders[ui].data.unit

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from negbench.backends.spec import ModelSpec
+from negbench.options import SessionOptions
 
 DEFAULT_MODEL = "smollm2-135m-instruct"
 #: How a cache is chosen: ``True`` (negbench's: $NEGBENCH_CACHE/responses.sqlite), a file, or
@@ -166,46 +167,32 @@ class Session:
     def __init__(
         self,
         model: "str | ModelSpec" = DEFAULT_MODEL,
+        options: SessionOptions | None = None,
         *,
-        dtype: str = "auto",
-        device: str = "auto",
-        quantize: str | None = None,
-        adapter: str | None = None,
-        max_length: int | None = None,
-        threads: int | None = None,
-        add_bos: "str | bool" = "auto",
-        tokenizer: str | None = None,
-        api_key_env: str | None = None,
-        concurrency: int = 4,
-        rate_limit: float | None = None,
-        max_retries: int = 6,
-        timeout: float = 120.0,
-        api_seed: int = 0,
-        vllm_args: Sequence[str] = (),
-        cache: Any = True,
-        batch_size: int = 32,
-        max_row_tokens: int | None = None,
-        max_batch_tokens: int | None = None,
-        share_prefix: bool = True,
-        group_tokens: int | None = None,
-        ray: Any = None,
-        ray_workers: int | None = None,
-        ray_cpus_per_worker: float | None = None,
-        ray_gpus_per_worker: float | None = None,
         progress: bool = True,
         log: Callable[[str], None] = _stderr,
+        **option_fields: Any,
     ):
+        """``options``: the typed bundles (:class:`negbench.options.SessionOptions`, what a
+        command builds from its flags), or their fields as keywords (``dtype=…``,
+        ``batch_size=…``, ``cache=…``, ``ray=…``: :meth:`SessionOptions.of`)."""
+        if options is not None and option_fields:
+            raise TypeError("give the options as a SessionOptions or as keywords, not both")
+        self.options = options or SessionOptions.of(**option_fields)
+        m, e, c = self.options.model, self.options.engine, self.options.cluster
         self.spec = ModelSpec.parse(model)
         self.log = log
-        quantize = None if quantize in (None, "none") else quantize
+        add_bos = m.add_bos
         if isinstance(add_bos, str):  # the command line's auto / yes / no
             add_bos = {"yes": True, "no": False}.get(add_bos, add_bos)
+        quantize = None if m.quantize in (None, "none") else m.quantize
+        #: what a backend (here, or on a Ray worker) is opened with
         self.backend_options: dict[str, Any] = {
-            "dtype": dtype,
-            "device": device,
-            "adapter": adapter,
-            "max_length": max_length,
-            "threads": threads,
+            "dtype": m.dtype,
+            "device": m.device,
+            "adapter": m.adapter,
+            "max_length": m.max_length,
+            "threads": m.threads,
             "add_bos": add_bos,
         }
         if quantize:  # checked before anything loads or is written
@@ -213,33 +200,23 @@ class Session:
             from negbench.backends.registry import check_quantize_spec
 
             check_quantize_spec(self.spec, quantize)
-            self.backend_options["quantize"] = check_quantize(quantize, device)
+            self.backend_options["quantize"] = check_quantize(quantize, m.device)
         self.engine_options: dict[str, Any] = {
-            "batch_size": batch_size,
-            "max_row_tokens": max_row_tokens,
-            "max_batch_tokens": max_batch_tokens,
-            "share_prefix": share_prefix,
+            "batch_size": e.batch_size,
+            "max_row_tokens": e.max_row_tokens,
+            "max_batch_tokens": e.max_batch_tokens,
+            "share_prefix": e.share_prefix,
         }
-        if group_tokens is not None:
-            self.engine_options["group_tokens"] = group_tokens
+        if e.group_tokens is not None:
+            self.engine_options["group_tokens"] = e.group_tokens
         self.ray = cluster_options(
-            ray, self.spec, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker
+            c.ray, self.spec, c.ray_workers, c.ray_cpus_per_worker, c.ray_gpus_per_worker
         )
-        self.api_options = {
-            "tokenizer": tokenizer,
-            "api_key_env": api_key_env,
-            "concurrency": concurrency,
-            "rate_limit": rate_limit,
-            "max_retries": max_retries,
-            "timeout": timeout,
-            "seed": api_seed,
-            "vllm_args": tuple(vllm_args),
-        }
-        self.cache_setting = cache
+        self.cache_setting = e.cache
         self.progress = progress
         if not self.spec.is_api:
             self.spec.source()  # the model exists (no weights read yet)
-        check_adapter(adapter)
+        check_adapter(m.adapter)
         self._backend: Any = None
         self._engine: Any = None
         self._cache: Any = None
@@ -326,21 +303,21 @@ class Session:
         if self.spec.is_api:
             from negbench.backends.api_common import TransportConfig
 
-            a = self.api_options
+            a = self.options.api
             transport = TransportConfig(
-                concurrency=a["concurrency"],
-                rate_limit=a["rate_limit"],
-                max_retries=a["max_retries"],
-                timeout=a["timeout"],
-                seed=a["seed"],
+                concurrency=a.concurrency,
+                rate_limit=a.rate_limit,
+                max_retries=a.max_retries,
+                timeout=a.timeout,
+                seed=a.api_seed,
             )
         return open_backend(
             self.spec,
             **self.backend_options,
-            tokenizer=self.api_options["tokenizer"],
-            api_key_env=self.api_options["api_key_env"],
+            tokenizer=self.options.api.tokenizer,
+            api_key_env=self.options.api.api_key_env,
             transport=transport,
-            vllm_args=self.api_options["vllm_args"] or (),
+            vllm_args=self.options.api.vllm_args or (),
         )
 
     def run(self, requests: list, desc: str = "requests") -> list:
@@ -489,12 +466,13 @@ def evaluate(
     """Evaluate ``model`` on ``tasks`` in a session of its own, and return
     :class:`~negbench.evaluation.results.Results` (see :meth:`Session.evaluate`).
 
-    ``options`` make the session, as ``negbench run``'s options of the same names: model loading
+    ``options`` make the session: a :class:`negbench.options.SessionOptions` as ``options=``, or
+    the fields of its bundles as keywords, named as ``negbench run``'s options — model loading
     (``dtype``, ``device``, ``adapter``, ``quantize``, ``max_length``, ``threads``, ``add_bos``),
     API models (``tokenizer``, ``api_key_env``, ``concurrency``, ``rate_limit``, ``max_retries``,
     ``timeout``, ``api_seed``, ``vllm_args``), the engine (``cache``, ``batch_size``,
-    ``max_row_tokens``, ``max_batch_tokens``, ``share_prefix``, ``group_tokens``, ``progress``)
-    and ``ray`` (``ray_workers`` …)."""
+    ``max_row_tokens``, ``max_batch_tokens``, ``share_prefix``, ``group_tokens``), ``ray``
+    (``ray_workers`` …), and ``progress`` / ``log``."""
     with Session(model, **options) as session:
         return session.evaluate(
             tasks,

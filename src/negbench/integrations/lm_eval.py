@@ -161,7 +161,7 @@ class NegbenchLM(LM):
 
     def _run(self, reqs, what: str):
         answers = self.engine.run(reqs, desc=f"negbench {what}")
-        st = self.engine.last_stats
+        st = answers.stats
         print(
             f"negbench {what}: {st.requests} requests, {st.unique} unique, {st.cached} from "
             f"cache, {st.computed} computed in {st.model_calls} model calls "

@@ -29,7 +29,8 @@ OUTPUT_HEAD = 300
 
 @dataclass
 class UnitResult:
-    """One unit of a run (task × mode × shots × seed) and its saved metrics."""
+    """One unit of a run (task × mode × shots × seed) and its saved metrics: the one unit type of
+    negbench, read by reports, comparisons, the profile and :class:`negbench.Results`."""
 
     name: str
     task: str
@@ -38,6 +39,52 @@ class UnitResult:
     seed: int | None
     group: str
     metrics: dict[str, Any]
+    chat: bool = False  # the prompts went through the model's chat template
+
+
+@dataclass(frozen=True)
+class GroupResult:
+    """Units that differ only by seed: each numeric metric as mean / SD / n over the seeds."""
+
+    name: str
+    task: str
+    mode: str
+    shots: int
+    units: tuple[str, ...]
+    metrics: dict[str, dict[str, float]]
+
+    def mean(self, metric: str) -> float:
+        return self.metrics[metric]["mean"]
+
+
+def units_of(results: dict, where: str = "results.json") -> dict[str, UnitResult]:
+    """The typed units of a ``results.json`` dict; a malformed unit names itself."""
+    units = {}
+    for name, u in results["units"].items():
+        try:
+            units[name] = UnitResult(
+                name,
+                str(u["task"]),
+                str(u["mode"]),
+                int(u["shots"]),
+                None if u.get("seed") is None else int(u["seed"]),
+                str(u.get("group") or name),
+                dict(u.get("metrics") or {}),
+                bool(u.get("chat")),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise DataError(
+                f"malformed unit ({type(exc).__name__}: {exc})", path=where, record=f"unit {name}"
+            ) from None
+    return units
+
+
+def groups_of(results: dict) -> dict[str, GroupResult]:
+    """The typed groups of a ``results.json`` dict."""
+    return {
+        name: GroupResult(name, g["task"], g["mode"], g["shots"], tuple(g["units"]), g["metrics"])
+        for name, g in (results.get("groups") or {}).items()
+    }
 
 
 @dataclass
@@ -80,6 +127,10 @@ class Run:
         return short_name(self.model_spec)
 
     # -- units -----------------------------------------------------------------------------------
+    @property
+    def groups(self) -> dict[str, GroupResult]:
+        return groups_of(self.results)
+
     def tasks(self) -> list[str]:
         out: list[str] = []
         for u in self.units.values():
@@ -323,22 +374,7 @@ def load_run(
             field="schema",
             fix="upgrade negbench to read this run",
         )
-    units = {}
-    for name, u in results["units"].items():
-        try:
-            units[name] = UnitResult(
-                name,
-                str(u["task"]),
-                str(u["mode"]),
-                int(u["shots"]),
-                None if u.get("seed") is None else int(u["seed"]),
-                str(u.get("group") or name),
-                dict(u.get("metrics") or {}),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(
-                f"malformed unit ({type(exc).__name__}: {exc})", path=str(rp), record=f"unit {name}"
-            ) from None
+    units = units_of(results, str(rp))
     if not units:
         raise DataError("the run has no units", path=str(rp), field="units")
     run = Run(

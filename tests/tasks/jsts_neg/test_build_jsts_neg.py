@@ -264,10 +264,10 @@ def test_judge_through_engine_is_cached(tiny_llama, tmp_path):
         JudgeItem("山が高い。", "山が高くない。"),
     ]
     first = judge.judge(items)
-    assert judge.engine.last_stats.unique == 2 and judge.engine.last_stats.computed == 2
+    assert judge.engine.stats.unique == 2 and judge.engine.stats.computed == 2
     again = Judge(be, Engine(be, cache, EngineConfig(progress=False)), max_tokens=4)
     second = again.judge(items)
-    assert again.engine.last_stats.cached == 2 and again.engine.last_stats.computed == 0
+    assert again.engine.stats.cached == 2 and again.engine.stats.computed == 0
     assert first == second and first[0] == first[2]
     assert all(r.verdict in ("well_formed", "ill_formed", "unparsed") for r in first)
 
@@ -575,4 +575,4 @@ def test_gemma_judge_runs_and_caches(tmp_path, monkeypatch):
     ]
     first = judge.judge(items)
     assert all(r.verdict in ("well_formed", "ill_formed", "unparsed") for r in first)
-    assert judge.judge(items) == first and judge.engine.last_stats.cached == 2
+    assert judge.judge(items) == first and judge.engine.stats.cached == 2
