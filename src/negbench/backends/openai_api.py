@@ -35,7 +35,6 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from negbench.backends.api_common import (
     ApiError,
@@ -69,10 +68,6 @@ log = logging.getLogger("negbench")
 
 API_NUMERICS = "1"  # bump when a change alters answers, so cached ones are not reused
 SCORED_KINDS = ("loglikelihood", "next_token")
-
-
-def is_openai_spec(spec: str) -> bool:
-    return spec.startswith(("openai:", "openai-compatible:"))
 
 
 def parse_spec(spec: str) -> tuple[str, str | None, str | None]:
@@ -587,7 +582,3 @@ class OpenAIBackend:
             self.client.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-def host_of(url: str) -> str:
-    return urlsplit(url).netloc

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Sequence, cast
 
 from negbench.backends.hf import HFBackend
 from negbench.backends.tokenizing import as_list
@@ -235,23 +234,6 @@ class Seq2SeqBackend(HFBackend):
             "prompt_tokens": self._tokens,
             "naive_tokens": self._naive,
         }
-
-    def score_requests(self, requests: Sequence[Request]) -> list[Response]:
-        """Answers in request order (no dedup, no cache: the engine's job)."""
-        out: list[Response | None] = [None] * len(requests)
-
-        def put(items):
-            for i, resp in items:
-                out[i] = resp
-
-        reqs = list(requests)
-        sc = [i for i, r in enumerate(reqs) if not isinstance(r, GenerationRequest)]
-        gn = [i for i, r in enumerate(reqs) if isinstance(r, GenerationRequest)]
-        self._tokens = self._naive = 0
-        self._score([reqs[i] for i in sc], lambda items: put([(sc[i], r) for i, r in items]))
-        gens = [r for r in reqs if isinstance(r, GenerationRequest)]  # in gn's order
-        self._generate(gens, lambda items: put([(gn[i], r) for i, r in items]))
-        return cast(list[Response], out)  # every request answered by _score or _generate
 
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, reqs: list[Request], done) -> None:
