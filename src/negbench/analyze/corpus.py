@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence, TypedDict
 
 from negbench.analyze.ko_negation import (
     LEXICAL_TYPES,
@@ -26,8 +26,19 @@ from negbench.tasks.records import field, iter_jsonl, read_text
 #: itself has A–D).
 KMMLU_QUESTION = "question"
 KMMLU_OPTIONS = ("A", "B", "C", "D")
+
+
+class PaperTable2(TypedDict):
+    """Table 2's counts: sentences, negated ones, and those by type and by clause."""
+
+    sentences: int
+    negated: int
+    types: dict[str, int]
+    clauses: dict[str, int]
+
+
 #: The paper's Table 2 (§3.2): 3,160 negated sentences among 29,476.
-PAPER_TABLE2 = {
+PAPER_TABLE2: PaperTable2 = {
     "sentences": 29476,
     "negated": 3160,
     "types": {"an-short": 795, "an-long": 1598, "mot-short": 174, "mot-long": 473, "malda": 120},
@@ -164,13 +175,11 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[NegationHit]]) -> dict:
     """Table 2 of the paper over analysed sentences: each negated sentence is counted once, under
     the type and clause of :func:`sentence_label`; every hit is also counted (``instances``)."""
     n = 0
-    types, clauses, inst_types, inst_clauses, lexical = (
-        Counter(),
-        Counter(),
-        Counter(),
-        Counter(),
-        Counter(),
-    )
+    types: Counter[str] = Counter()
+    clauses: Counter[str] = Counter()
+    inst_types: Counter[str] = Counter()
+    inst_clauses: Counter[str] = Counter()
+    lexical: Counter[str] = Counter()
     for hits in hits_per_sentence:
         n += 1
         lab = sentence_label(hits)
@@ -214,9 +223,9 @@ def table2_markdown(stats: dict, *, title: str = "Distribution of syntactic nega
         f"({100 * PAPER_TABLE2['negated'] / PAPER_TABLE2['sentences']:.1f}%).",
         "",
     ]
-    for part, keys, names in (
-        ("types", SYNTACTIC_TYPES, TYPE_NAMES),
-        ("clauses", TABLE2_CLAUSES, None),
+    for part, keys, names, paper in (
+        ("types", SYNTACTIC_TYPES, TYPE_NAMES, PAPER_TABLE2["types"]),
+        ("clauses", TABLE2_CLAUSES, None, PAPER_TABLE2["clauses"]),
     ):
         head = [names[k] if names else f"{k} clause" for k in keys]
         lines += [
@@ -229,7 +238,7 @@ def table2_markdown(stats: dict, *, title: str = "Distribution of syntactic nega
             + " | ".join(f"{stats['instances'][part][k]:,}" for k in keys)
             + f" | {sum(stats['instances'][part].values()):,} |",
             "| paper (Table 2) | "
-            + " | ".join(_pct(PAPER_TABLE2[part][k], PAPER_TABLE2["negated"]) for k in keys)
+            + " | ".join(_pct(paper[k], PAPER_TABLE2["negated"]) for k in keys)
             + f" | {PAPER_TABLE2['negated']:,} (100%) |",
             "",
         ]

@@ -142,14 +142,14 @@ class Engine:
         self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
-    def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> list[Response]:
+    def run(self, requests: Sequence[Request], desc: str = "scoring", bar=None) -> list[Response]:
         """Answers in request order.  ``bar``: a progress bar (tqdm-like) advanced by one per
         request, cached and duplicate ones included (for a caller's whole-run ETA); without it
         the engine shows its own bar over the requests it computes."""
         with gc_paused() as self._gc:
             return self._run(requests, desc, bar)
 
-    def _run(self, requests: list[Request], desc: str, bar) -> list[Response]:
+    def _run(self, requests: Sequence[Request], desc: str, bar) -> list[Response]:
         t0 = time.perf_counter()
         st = EngineStats(requests=len(requests))
         fp = self.backend.fingerprint
@@ -821,7 +821,7 @@ def cut_groups(
     return groups
 
 
-def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
+def request_keys(requests: Sequence[Request], fingerprint: str) -> list[str]:
     """:func:`negbench.requests.request_key` of each request, the same strings, without
     ``dataclasses.asdict``'s deep copy per request (a request's fields are strings, numbers and
     tuples of strings: the same JSON)."""
