@@ -489,4 +489,9 @@ class SessionOptions:
             parts[owner][k] = v
         if "vllm_args" in parts[ApiOptions]:
             parts[ApiOptions]["vllm_args"] = tuple(parts[ApiOptions]["vllm_args"])
-        return cls(*(b(**parts[b]) for b in BUNDLES))
+        return cls(
+            ModelOptions(**parts[ModelOptions]),
+            ApiOptions(**parts[ApiOptions]),
+            EngineOptions(**parts[EngineOptions]),
+            ClusterOptions(**parts[ClusterOptions]),
+        )

@@ -149,13 +149,11 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[NegationHit]]) -> dict:
     """Table 2 of the paper over analysed sentences: each negated sentence is counted once, under
     the type and clause of :func:`sentence_label`; every hit is also counted (``instances``)."""
     n = 0
-    types, clauses, inst_types, inst_clauses, lexical = (
-        Counter(),
-        Counter(),
-        Counter(),
-        Counter(),
-        Counter(),
-    )
+    types: Counter[str] = Counter()
+    clauses: Counter[str] = Counter()
+    inst_types: Counter[str] = Counter()
+    inst_clauses: Counter[str] = Counter()
+    lexical: Counter[str] = Counter()
     for hits in hits_per_sentence:
         n += 1
         lab = sentence_label(hits)
@@ -199,9 +197,9 @@ def table2_markdown(stats: dict, *, title: str = "Distribution of syntactic nega
         f"({100 * PAPER_TABLE2['negated'] / PAPER_TABLE2['sentences']:.1f}%).",
         "",
     ]
-    for part, keys, names in (
-        ("types", SYNTACTIC_TYPES, TYPE_NAMES),
-        ("clauses", TABLE2_CLAUSES, None),
+    for part, keys, names, paper in (
+        ("types", SYNTACTIC_TYPES, TYPE_NAMES, PAPER_TABLE2["types"]),
+        ("clauses", TABLE2_CLAUSES, None, PAPER_TABLE2["clauses"]),
     ):
         head = [names[k] if names else f"{k} clause" for k in keys]
         lines += [
@@ -214,7 +212,7 @@ def table2_markdown(stats: dict, *, title: str = "Distribution of syntactic nega
             + " | ".join(f"{stats['instances'][part][k]:,}" for k in keys)
             + f" | {sum(stats['instances'][part].values()):,} |",
             "| paper (Table 2) | "
-            + " | ".join(_pct(PAPER_TABLE2[part][k], PAPER_TABLE2["negated"]) for k in keys)
+            + " | ".join(_pct(paper[k], PAPER_TABLE2["negated"]) for k in keys)
             + f" | {PAPER_TABLE2['negated']:,} (100%) |",
             "",
         ]

@@ -186,10 +186,6 @@ def tokens(sentence: str) -> list[_Tok]:
     return out
 
 
-def _is_word(t: _Tok) -> bool:
-    return t.low[:1].isalpha() or t.low == "n't"
-
-
 class EnNegationDetector:
     """Cue hits per sentence (stateless; ``detect_many`` mirrors the Korean detector's API)."""
 
@@ -324,7 +320,10 @@ def corpus_stats(hits_per_sentence: Iterable[Sequence[EnNegationHit]]) -> dict:
     """Sentences, negated sentences (each once, under :func:`sentence_label`) by kind, form and
     clause, and every hit by cue."""
     n = 0
-    kinds, forms, clauses, cues = Counter(), Counter(), Counter(), Counter()
+    kinds: Counter[str] = Counter()
+    forms: Counter[str] = Counter()
+    clauses: Counter[str] = Counter()
+    cues: Counter[str] = Counter()
     for hits in hits_per_sentence:
         n += 1
         lab = sentence_label(hits)

@@ -81,13 +81,15 @@ def parse_message(body: Any, stop) -> GenerationResponse:
         why = hit
     else:
         why = hit or "eos"
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    u = body.get("usage")
+    usage = u if isinstance(u, dict) else {}
     n = usage.get("output_tokens")
     return GenerationResponse(text, n if isinstance(n, int) else 0, why)
 
 
 def answer_meta(body: dict) -> dict:
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    u = body.get("usage")
+    usage = u if isinstance(u, dict) else {}
     return {
         "served_model": body.get("model"),
         "system_fingerprint": None,

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from negbench.backends.tokenizing import HFTokenization
 from negbench.errors import NegbenchError
@@ -188,7 +188,7 @@ class Transport:
     """Runs ``call(job)`` for many jobs with N in flight, retrying :class:`Retryable` failures."""
 
     def __init__(
-        self, cfg: TransportConfig, describe: Callable[[], str], secrets: list[str | None] = ()
+        self, cfg: TransportConfig, describe: Callable[[], str], secrets: Sequence[str | None] = ()
     ):
         self.cfg = cfg
         self.describe = describe

@@ -198,6 +198,7 @@ class HFBackend(HFTokenization):
         target = converted_gguf_folder(src)
         if (target / "config.json").is_file() and (target / ".complete").is_file():
             return str(target)
+        assert src.folder is not None and src.gguf_file is not None  # a GGUF source
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from negbench.errors import require
 
@@ -255,7 +256,9 @@ class HFBackend(HFTokenization):
         loading the same model in another tool."""
         if self.source.gguf_file:
             return self._converted_gguf(self.source)
-        return self.source.folder or self.source.hub_id
+        location = self.source.folder or self.source.hub_id
+        assert location is not None  # resolve() sets one of them
+        return location
 
     # -- tokenisation --------------------------------------------------------------------------
     def apply_chat_template(self, messages: list[dict], add_generation_prompt: bool = True) -> str:
@@ -383,6 +386,7 @@ class HFBackend(HFTokenization):
                 am = hidden.new_zeros(0, dtype=torch.long)
             new_kv = None
             if keep_kv:
+                assert cache is not None  # made above whenever keep_kv
                 new_kv = [
                     (layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers
                 ]
@@ -639,7 +643,9 @@ def head_scores(
     else:
         cols = V
         rows = max(1, min(n, (GPU_HEAD_BUDGET if gpu else budget) // max(1, V)))
-    fp32_out = gpu and plain and weight.dtype in (torch.bfloat16, torch.float16)
+    fp32_out = (
+        gpu and plain and weight is not None and weight.dtype in (torch.bfloat16, torch.float16)
+    )
     lp_out = torch.empty(len(t_query_np), dtype=torch.float32, device=hidden.device)
     best = torch.empty(n, dtype=torch.long, device=hidden.device)
     bounds = np.searchsorted(t_query_np, np.arange(0, n + rows, rows)).tolist()
@@ -653,7 +659,7 @@ def head_scores(
         s = torch.zeros(h.shape[0], device=hidden.device)
         am = torch.zeros(h.shape[0], dtype=torch.long, device=hidden.device)
         for c0 in range(0, V, cols):
-            if plain:
+            if plain and weight is not None:
                 w = weight[c0 : c0 + cols]
                 bias = head.bias[c0 : c0 + cols] if head.bias is not None else None
                 lg = _mm_float(torch, h, w) if fp32_out else F.linear(h, w, bias)

@@ -35,7 +35,6 @@ import json
 import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from negbench.backends.api_common import (
     ApiError,
@@ -69,10 +68,6 @@ log = logging.getLogger("negbench")
 
 API_NUMERICS = "1"  # bump when a change alters answers, so cached ones are not reused
 SCORED_KINDS = ("loglikelihood", "next_token")
-
-
-def is_openai_spec(spec: str) -> bool:
-    return spec.startswith(("openai:", "openai-compatible:"))
 
 
 def parse_spec(spec: str) -> tuple[str, str | None, str | None]:
@@ -154,22 +149,26 @@ def _echo_lp(choice: dict, n_prompt: int, start: int) -> list[tuple[float, bool]
 
 def parse_loglikelihood(body: Any, job: RequestJob, protocol: str) -> LoglikelihoodResponse:
     c = _choices(body, 1)[0]
-    start = len(job.tokens) - job.n_scored
+    tokens = job.tokens
+    assert tokens is not None  # scored jobs are tokenised (tokenizes = True)
+    start = len(tokens) - job.n_scored
     vals = (
-        _prompt_lp(c, job.tokens, start)
+        _prompt_lp(c, tokens, start)
         if protocol == "prompt_logprobs"
-        else _echo_lp(c, len(job.tokens), start)
+        else _echo_lp(c, len(tokens), start)
     )
     return LoglikelihoodResponse(sum(v for v, _ in vals), len(vals), all(g for _, g in vals))
 
 
 def parse_next_token(body: Any, job: RequestJob, protocol: str) -> NextTokenResponse:
-    ch = _choices(body, len(job.labels))
+    tokens, labels = job.tokens, job.labels
+    assert tokens is not None and labels is not None  # set by the engine for next-token jobs
+    ch = _choices(body, len(labels))
     lps, ids = {}, {}
-    n = len(job.tokens)
-    for (lab, tid), c in zip(job.labels, ch):
+    n = len(tokens)
+    for (lab, tid), c in zip(labels, ch):
         vals = (
-            _prompt_lp(c, job.tokens + [tid], n)
+            _prompt_lp(c, tokens + [tid], n)
             if protocol == "prompt_logprobs"
             else _echo_lp(c, n + 1, n)
         )
@@ -211,13 +210,15 @@ def _generation(body: dict, c: dict, text: str, stop) -> GenerationResponse:
         why = sr
     else:
         why = hit or "eos"
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    u = body.get("usage")
+    usage = u if isinstance(u, dict) else {}
     n = usage.get("completion_tokens")
     return GenerationResponse(text, int(n) if isinstance(n, int) else 0, why)
 
 
 def answer_meta(body: dict) -> dict:
-    usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
+    u = body.get("usage")
+    usage = u if isinstance(u, dict) else {}
     return {
         "served_model": body.get("model"),
         "system_fingerprint": body.get("system_fingerprint"),
@@ -286,6 +287,7 @@ class OpenAIBackend:
             self.protocol = None
         else:
             self.protocol = "none"
+        assert model is not None  # openai: names it; a server's answer names it otherwise
         self.model = model
         root = info.get("root")
         folder = tokenizer or weights_folder or (root if root and Path(root).is_dir() else None)
@@ -407,10 +409,9 @@ class OpenAIBackend:
     def _probe_protocol(self, scored) -> None:
         if self.protocol in ("prompt_logprobs", "echo"):
             return
-        ids = self.tok.encode("Hello world", add_special_tokens=False)[:2] or [
-            self.tok.prefix_token_id
-        ]
-        probe = RequestJob("probe", None, [self.tok.prefix_token_id] + ids, len(ids))
+        tok = self._tokenizer
+        ids = tok.encode("Hello world", add_special_tokens=False)[:2] or [tok.prefix_token_id]
+        probe = RequestJob("probe", None, [tok.prefix_token_id] + ids, len(ids))
         for proto in ("prompt_logprobs", "echo"):
             try:  # transport failures are retried; a well-formed answer without
                 body = self.transport.with_retries(  # the log-probabilities is a "no"
@@ -455,10 +456,13 @@ class OpenAIBackend:
         if isinstance(r, LoglikelihoodRequest):
             return "completions", self._scoring_kw(job.tokens)
         if isinstance(r, NextTokenRequest):
-            return "completions", self._scoring_kw([job.tokens + [t] for _, t in job.labels])
+            tokens, labels = job.tokens, job.labels
+            assert tokens is not None and labels is not None  # set by the engine
+            return "completions", self._scoring_kw([tokens + [t] for _, t in labels])
         if not isinstance(r, GenerationRequest):
             raise TypeError(f"unknown request {r!r}")
         use_chat = self.flavour == "openai" or not self.tokenizes or r.context.startswith("\x00")
+        kw: dict[str, Any]
         if use_chat:
             kw = {
                 "model": self.model,
@@ -555,25 +559,26 @@ class OpenAIBackend:
         return chat_marker(messages)
 
     # token-level helpers the engine uses when tokenizes=True
+    @property
+    def _tokenizer(self) -> LocalTokenizer:
+        assert self.tok is not None  # called only when tokenizes (a local tokenizer is set)
+        return self.tok
+
     def encode(self, text: str, add_special_tokens: bool | None = None) -> list[int]:
-        return self.tok.encode(text, add_special_tokens)
+        return self._tokenizer.encode(text, add_special_tokens)
 
     def encode_batch(self, texts, add_special_tokens: bool | None = None):
-        return self.tok.encode_batch(texts, add_special_tokens)
+        return self._tokenizer.encode_batch(texts, add_special_tokens)
 
     def decode(self, tokens) -> str:
-        return self.tok.decode(tokens)
+        return self._tokenizer.decode(tokens)
 
     @property
     def prefix_token_id(self) -> int:
-        return self.tok.prefix_token_id
+        return self._tokenizer.prefix_token_id
 
     def close(self) -> None:
         try:
             self.client.close()
         except Exception:  # noqa: BLE001
             pass
-
-
-def host_of(url: str) -> str:
-    return urlsplit(url).netloc

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Sequence
 
 from negbench.backends.hf import HFBackend
 from negbench.backends.tokenizing import as_list
@@ -166,9 +165,9 @@ class Seq2SeqBackend(HFBackend):
     def _tokenize_scored(self, reqs: list[Request]):
         """(encoder input, continuation ids | None, labels | None) per request."""
         L = self.max_length
-        out: list[tuple[list[int], list[int] | None, list[tuple[str, int]] | None]] = [None] * len(
-            reqs
-        )
+        out: list[tuple[list[int], list[int] | None, list[tuple[str, int]] | None] | None] = [
+            None
+        ] * len(reqs)
         ll = [(i, r) for i, r in enumerate(reqs) if isinstance(r, LoglikelihoodRequest)]
         pairs = []
         for _, r in ll:  # lm-eval _encode_pair: trailing space moves over
@@ -192,16 +191,16 @@ class Seq2SeqBackend(HFBackend):
         nt = [(i, r) for i, r in enumerate(reqs) if isinstance(r, NextTokenRequest)]
         nt_enc = iter(self.encode_batch([r.context for _, r in nt if r.context]))
         label_ids: dict[tuple[str, str], int] = {}
-        for i, r in nt:
-            enc = next(nt_enc) if r.context else [self.prefix_token_id]
+        for i, q in nt:
+            enc = next(nt_enc) if q.context else [self.prefix_token_id]
             labels = []
-            for lab in r.labels:
-                if (r.label_prefix, lab) not in label_ids:
-                    ids = self.encode(r.label_prefix + lab, add_special_tokens=False)
+            for lab in q.labels:
+                if (q.label_prefix, lab) not in label_ids:
+                    ids = self.encode(q.label_prefix + lab, add_special_tokens=False)
                     if not ids:
                         raise ValueError(f"label {lab!r} encodes to no token")
-                    label_ids[(r.label_prefix, lab)] = ids[0]
-                labels.append((lab, label_ids[(r.label_prefix, lab)]))
+                    label_ids[(q.label_prefix, lab)] = ids[0]
+                labels.append((lab, label_ids[(q.label_prefix, lab)]))
             out[i] = ((enc or [self.prefix_token_id])[-L:], None, labels)
         return out
 
@@ -235,22 +234,6 @@ class Seq2SeqBackend(HFBackend):
             "prompt_tokens": self._tokens,
             "naive_tokens": self._naive,
         }
-
-    def score_requests(self, requests: Sequence[Request]) -> list[Response]:
-        """Answers in request order (no dedup, no cache: the engine's job)."""
-        out: list[Response | None] = [None] * len(requests)
-
-        def put(items):
-            for i, resp in items:
-                out[i] = resp
-
-        reqs = list(requests)
-        sc = [i for i, r in enumerate(reqs) if not isinstance(r, GenerationRequest)]
-        gn = [i for i, r in enumerate(reqs) if isinstance(r, GenerationRequest)]
-        self._tokens = self._naive = 0
-        self._score([reqs[i] for i in sc], lambda items: put([(sc[i], r) for i, r in items]))
-        self._generate([reqs[i] for i in gn], lambda items: put([(gn[i], r) for i, r in items]))
-        return out
 
     # -- scoring -------------------------------------------------------------------------------
     def _score(self, reqs: list[Request], done) -> None:
@@ -322,7 +305,7 @@ class Seq2SeqBackend(HFBackend):
                         bad = own_bad[j][p - 1] if p else 0
                         res[i] = (prior + ask_lp[k], bad == 0 and ask_ok[k])
                         k += 1
-            answers = []
+            answers: list[tuple[int, Response]] = []
             for b, c in enumerate(batch):
                 for i in members[c]:
                     _, cont, labels = toks[i]

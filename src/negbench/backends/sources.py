@@ -79,6 +79,7 @@ def cache_root() -> Path:
 def converted_gguf_folder(src: "ModelSource") -> Path:
     """Where negbench keeps a GGUF's dequantised safetensors copy (made once by the transformers
     backend): ``models/<file stem>-<first 20 hex of the GGUF fingerprint>`` under the cache."""
+    assert src.gguf_file is not None  # a GGUF source
     fp = source_fingerprint(src).split(":", 1)[1][:20]
     return cache_root() / "models" / f"{Path(src.gguf_file).stem}-{fp}"
 
@@ -194,6 +195,7 @@ WEIGHT_SUFFIXES = (".safetensors", ".bin", ".gguf", ".json", ".model", ".txt")
 def source_fingerprint(src: ModelSource, revision: str | None = None) -> str:
     """Content hash of the weights and tokenizer files a source loads."""
     if src.gguf_file:
+        assert src.folder is not None  # resolve() sets the GGUF's folder
         return "gguf:" + file_sha256(Path(src.folder) / src.gguf_file)
     if src.folder:
         h = hashlib.sha256()
@@ -202,6 +204,7 @@ def source_fingerprint(src: ModelSource, revision: str | None = None) -> str:
                 h.update(str(p.relative_to(src.folder)).encode())
                 h.update(file_sha256(p).encode())
         return "dir:" + h.hexdigest()
+    assert src.hub_id is not None  # neither a folder nor a GGUF: a hub id
     return f"hub:{src.hub_id}@{revision or _cached_commit(src.hub_id) or 'unknown'}"
 
 

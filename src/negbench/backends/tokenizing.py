@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 #: Texts whose token ids identify a tokenizer's behaviour: English, Korean, Japanese, digits,
 #: whitespace runs, a character outside most vocabularies. Two tokenizers that agree on all of
@@ -38,7 +38,7 @@ def tokenizer_fingerprint(tokenizer) -> str:
 
 
 class HFTokenization:
-    tokenizer: object
+    tokenizer: Any  # a transformers tokenizer (transformers is not followed by mypy)
     add_bos: bool
 
     def _tokenizer_adds_bos(self) -> bool:

@@ -17,6 +17,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from typing import Sequence
 
 from negbench.backends.api_common import ApiError
 from negbench.backends.openai_api import OpenAIBackend
@@ -50,7 +51,9 @@ def model_folder(spec: str) -> str:
         from negbench.backends.hf import HFBackend
 
         return HFBackend(spec, device="cpu").weights_folder
-    return src.folder or src.hub_id
+    location = src.folder or src.hub_id
+    assert location is not None  # resolve() sets one of them
+    return location
 
 
 def free_port() -> int:
@@ -67,7 +70,7 @@ class VLLMServer:
         folder: str,
         name: str | None = None,
         port: int | None = None,
-        extra_args: list[str] = (),
+        extra_args: Sequence[str] = (),
         prefix_caching: bool = True,
         startup_s: float = 600,
         log_path: str | None = None,
@@ -178,7 +181,7 @@ class ManagedVLLMBackend(OpenAIBackend):
         self,
         model: str,
         *,
-        extra_args: list[str] = (),
+        extra_args: Sequence[str] = (),
         tokenizer: str | None = None,
         dtype: str = "auto",
         **kw,

@@ -37,7 +37,7 @@ import random
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence, cast
 
 from negbench.scoring.construction import McqLanguage, Prompt
 from negbench.errors import DataError, OptionError
@@ -50,6 +50,9 @@ from negbench.files import (
     write_json,
     write_jsonl,
 )
+
+if TYPE_CHECKING:
+    from negbench.core.engine import Engine
 
 LANGS = ("en", "ko")
 
@@ -364,13 +367,15 @@ class Generator:
     ):
         self.spec, self.dtype, self.device, self.cache_path = spec, dtype, device, cache_path
         self.max_tokens, self.log, self.progress = max_tokens, log, progress
-        self.backend = self.engine = None
+        self.backend: Any = None  # a negbench backend, once opened
+        self.engine: Engine | None = None
         self.computed = 0
         self.requests = 0
 
-    def _open(self) -> None:
+    def _open(self) -> Engine:
+        """The engine, the model opened on first use."""
         if self.engine is not None:
-            return
+            return self.engine
         from negbench.evaluation.session import open_model
 
         session = open_model(
@@ -383,6 +388,7 @@ class Generator:
         )
         self.backend = session.backend  # logs "loading …"
         self.engine = session.engine
+        return session.engine
 
     @property
     def fingerprint(self) -> str | None:
@@ -407,20 +413,21 @@ class Generator:
         """Raw answers, in order."""
         if not sentences:
             return []
-        from negbench.core.requests import GenerationRequest
+        from negbench.core.requests import GenerationRequest, GenerationResponse
 
-        self._open()
+        engine = self._open()
         chat = getattr(self.backend, "has_chat_template", False)
         stop = () if chat else ("\n\n",)
         reqs = [
             GenerationRequest(self.context(prompt, s), stop=stop, max_tokens=self.max_tokens)
             for s in sentences
         ]
-        before = self.engine.stats.computed
-        resps = self.engine.run(reqs, desc=desc)
-        self.computed += self.engine.stats.computed - before
+        before = engine.stats.computed
+        resps = engine.run(reqs, desc=desc)
+        self.computed += engine.stats.computed - before
         self.requests += len(reqs)
-        return [r.text for r in resps]
+        # the engine answers a generation request with a GenerationResponse
+        return [r.text for r in cast(list[GenerationResponse], resps)]
 
 
 def stage_records(
@@ -914,6 +921,7 @@ def build(
     written; their ids and revisions are checked against the build before any sheet or release
     file is written."""
     cfg = cfg.resolved()
+    assert cfg.model is not None  # resolved() names the language's default
     if not Path(cfg.input).is_file():
         raise DataError(
             "input file not found",
@@ -951,6 +959,7 @@ def build(
         ]
         res["next"] = "author"
         return res
+    assert cfg.author is not None  # the author sheet was read from it
     match_ids(author, uids, cfg.author, "author sheet")
     state = {u: {k: v for k, v in author[u].items() if k != "_rec"} for u in uids}
     rounds: list[RoundStats] = []

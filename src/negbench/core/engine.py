@@ -26,6 +26,8 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
@@ -149,7 +151,7 @@ class Engine:
         self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
-    def run(self, requests: list[Request], desc: str = "scoring", bar=None) -> "Answers":
+    def run(self, requests: Sequence[Request], desc: str = "scoring", bar=None) -> "Answers":
         """Answers in request order, with this call's statistics and cache keys.  ``bar``: a
         progress bar (tqdm-like) advanced by one per request, cached and duplicate ones included
         (for a caller's whole-run ETA); without it the engine shows its own bar over the
@@ -157,7 +159,7 @@ class Engine:
         with gc_paused() as self._gc:
             return self._run(requests, desc, bar)
 
-    def _run(self, requests: list[Request], desc: str, bar) -> "Answers":
+    def _run(self, requests: Sequence[Request], desc: str, bar) -> "Answers":
         t0 = time.perf_counter()
         st = EngineStats(requests=len(requests))
         fp = self.backend.fingerprint
@@ -255,7 +257,7 @@ class Engine:
             for (k, r), e in zip(gens, enc):
                 limit = max(1, be.max_length - r.max_tokens)
                 jobs.append(RequestJob(k, r, e[-limit:] if e else [be.prefix_token_id]))
-            jobs.sort(key=lambda j: j.tokens)
+            jobs.sort(key=lambda j: j.tokens or [])  # all set: the engine tokenised them
         else:
             jobs = [RequestJob(k, r) for k, r in todo]
             jobs.sort(key=lambda j: (j.request.context, getattr(j.request, "continuation", "")))
@@ -282,7 +284,7 @@ class Engine:
         return [self._meta.get(k) or found.get(k) for k in keys]
 
     # -- tokenisation (lm-eval 0.4 HFLM._encode_pair) --------------------------------------------
-    def _prepare(self, items: list[tuple[str, Request]]) -> list[_Scored]:
+    def _prepare(self, items: Sequence[tuple[str, Request]]) -> list[_Scored]:
         be = self.backend
         max_len = be.max_length
         out: list[_Scored] = []
@@ -332,36 +334,36 @@ class Engine:
         nt_enc = be.encode_batch([r.context for _, r in nt if r.context])
         i = 0
         label_sets: dict[tuple[str, tuple[str, ...]], list[tuple[str, int]]] = {}
-        for k, r in nt:
-            if r.context:
+        for k, q in nt:
+            if q.context:
                 ce = nt_enc[i][-max_len:]
                 i += 1
             else:
                 ce = [be.prefix_token_id]
-            key = (r.label_prefix, tuple(r.labels))
+            key = (q.label_prefix, tuple(q.labels))
             labels = label_sets.get(key)
             if labels is None:  # each label set's first tokens, encoded once
                 labels = label_sets[key] = []
-                for lab in r.labels:
-                    ids = be.encode(r.label_prefix + lab, add_special_tokens=False)
+                for lab in q.labels:
+                    ids = be.encode(q.label_prefix + lab, add_special_tokens=False)
                     if not ids:
                         raise ValueError(f"label {lab!r} encodes to no token")
                     labels.append((lab, ids[0]))
             last = len(ce) - 1
-            out.append(_Scored(k, r, ce, [(last, t) for _, t in labels], labels))
+            out.append(_Scored(k, q, ce, [(last, t) for _, t in labels], labels))
         rl = [(k, r) for k, r in items if isinstance(r, RollingLoglikelihoodRequest)]
-        for (k, r), toks in zip(rl, be.encode_batch([r.text for _, r in rl])):
+        for (k, rr), toks in zip(rl, be.encode_batch([r.text for _, r in rl])):
             wins = rolling_windows(toks, be.prefix_token_id, max_len)
             if not wins:  # no token: lm-eval's sum over no windows
-                out.append(_Scored(k, r, [], window=(k, 0, 0)))
-            for w, (ce, cont) in enumerate(wins):  # one scored item per window, joined later
-                seq = ce + cont
+                out.append(_Scored(k, rr, [], window=(k, 0, 0)))
+            for w, (wctx, wcont) in enumerate(wins):  # one scored item per window, joined later
+                seq = wctx + wcont
                 out.append(
                     _Scored(
                         f"{k}#{w}",
-                        r,
+                        rr,
                         seq[:-1],
-                        [(p - 1, seq[p]) for p in range(len(ce), len(seq))],
+                        [(p - 1, seq[p]) for p in range(len(wctx), len(seq))],
                         window=(k, w, len(wins)),
                     )
                 )
@@ -478,7 +480,7 @@ class Engine:
         live = [c for c, call in enumerate(calls) if call.free is None]
         following = dict(zip(live, live[1:]))
         pool = _prefetcher(cfg, be)
-        ahead: dict[int, object] = {}
+        ahead: dict[int, Future] = {}
         try:
             for c, call in enumerate(calls):
                 if call.free is not None:
@@ -650,7 +652,8 @@ class Engine:
         return calls
 
     def _batch_tokens(self) -> int:
-        return self.config.max_batch_tokens or getattr(self.backend, "batch_tokens", 32768)
+        default: int = getattr(self.backend, "batch_tokens", 32768)
+        return self.config.max_batch_tokens or default
 
     @staticmethod
     def _responses(
@@ -671,13 +674,13 @@ class Engine:
         totals = np.add.reduceat(lps, first).tolist()
         all_greedy = np.logical_and.reduceat(greedy, first).tolist()
         lps = lps.tolist()
-        out = []
+        out: list[tuple[str, Request, Response]] = []
         for i, a, m, total, greedy in zip(
             reqs.tolist(), first.tolist(), counts.tolist(), totals, all_greedy
         ):
             s = chunk[i]
             if s.labels:  # next-token: one ask per label, in label order
-                resp = NextTokenResponse(
+                resp: Response = NextTokenResponse(
                     dict(zip([lab for lab, _ in s.labels], lps[a : a + m])), dict(s.labels)
                 )
             else:
@@ -826,7 +829,7 @@ def cut_groups(
     return groups
 
 
-def request_keys(requests: list[Request], fingerprint: str) -> list[str]:
+def request_keys(requests: Sequence[Request], fingerprint: str) -> list[str]:
     """:func:`negbench.requests.request_key` of each request, the same strings, without
     ``dataclasses.asdict``'s deep copy per request (a request's fields are strings, numbers and
     tuples of strings: the same JSON)."""
@@ -1075,6 +1078,7 @@ class _Layout:
             ids, pos, end = a.token[idx][None], a.depth[idx][None], None
         else:
             roots, lengths = call.roots, call.lengths
+            assert roots is not None and lengths is not None and call.ptr is not None  # a rows call
             sizes = a.end[roots] - roots + 1
             idx = ranges(roots, sizes)
             B, L = len(lengths), int(lengths.max())

@@ -48,9 +48,10 @@ class TokenTrie:
         path: list[int] = []
         parent = -1
         for d, t in enumerate(tokens):
-            table = self.roots if parent < 0 else self.children[parent]
-            key = (namespace, t) if parent < 0 else t
-            node = table.get(key)
+            if parent < 0:
+                node = self.roots.get((namespace, t))
+            else:
+                node = self.children[parent].get(t)
             if node is None:
                 node = len(self.token)
                 self.token.append(t)
@@ -58,7 +59,10 @@ class TokenTrie:
                 self.depth.append(d)
                 self.children.append({})
                 self.targets.append(None)
-                table[key] = node
+                if parent < 0:
+                    self.roots[(namespace, t)] = node
+                else:
+                    self.children[parent][t] = node
             path.append(node)
             parent = node
         return path
@@ -269,7 +273,8 @@ def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def _row(arrays: TrieArrays, idx: np.ndarray) -> Row:
     """A :class:`Row` (node ids, in-row parents) of pre-order indices ``idx`` (for callers that
     walk rows node by node; the engine reads the arrays)."""
-    parents, stack = [], []  # (end, row index) of open ancestors
+    parents: list[int] = []
+    stack: list[tuple[int, int]] = []  # (end, row index) of open ancestors
     for j, k in enumerate(idx.tolist()):
         while stack and stack[-1][0] < k:
             stack.pop()
@@ -290,8 +295,8 @@ class RowsStep:
     roots: np.ndarray
     ptr: np.ndarray
     lengths: np.ndarray
-    arrays: TrieArrays = field(repr=False, default=None)
-    branched: np.ndarray = field(repr=False, default=None)  # per row: needs a tree mask
+    arrays: TrieArrays = field(repr=False)
+    branched: np.ndarray = field(repr=False)  # per row: needs a tree mask
 
     def row_nodes(self, r: int) -> np.ndarray:
         return row_index(self.arrays, self.roots[self.ptr[r] : self.ptr[r + 1]])
@@ -311,7 +316,7 @@ class ChainStep:
     first: int
     last: int
     new_prefix: int
-    arrays: TrieArrays = field(repr=False, default=None)
+    arrays: TrieArrays = field(repr=False)
 
     @property
     def row(self) -> Row:
@@ -325,7 +330,7 @@ class FreeStep:
 
 @dataclass
 class Plan:
-    steps: list = field(default_factory=list)
+    steps: list[RowsStep | ChainStep | FreeStep] = field(default_factory=list)
     forwarded_tokens: int = 0
     unique_tokens: int = 0
     max_row_tokens: int = 0

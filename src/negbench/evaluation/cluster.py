@@ -206,7 +206,9 @@ def code_digest() -> str:
 
     h = hashlib.sha256()
     for name in CODE_MODULES:
-        h.update(Path(importlib.import_module(name).__file__).read_bytes())
+        file = importlib.import_module(name).__file__
+        assert file is not None  # source modules, not namespace packages
+        h.update(Path(file).read_bytes())
     return h.hexdigest()[:16]
 
 
@@ -253,7 +255,7 @@ class RayPool:
     def __init__(self, options: ClusterOptions):
         self.options = options
         self.kill = parse_kill(os.environ.get(KILL_ENV))
-        self.ray = None
+        self.ray: Any = None  # the ray module, once connected
         self._own_cluster = False
         self._spec: WorkerSpec | None = None
         self._code = ""
@@ -276,10 +278,11 @@ class RayPool:
         if ray.is_initialized():
             pass
         elif o.local:
-            need_cpus = math.ceil(o.workers * o.cpus_per_worker)
+            workers = o.workers or 2  # set by parse_cluster; else the field's local default
+            need_cpus = math.ceil(workers * o.cpus_per_worker)
             kw: dict[str, Any] = {"num_cpus": max(need_cpus, 1)}
             if o.gpus_per_worker:
-                kw["num_gpus"] = math.ceil(o.workers * o.gpus_per_worker)
+                kw["num_gpus"] = math.ceil(workers * o.gpus_per_worker)
             ray.init(
                 include_dashboard=False,
                 _node_ip_address="127.0.0.1",

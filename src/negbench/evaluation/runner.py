@@ -13,7 +13,7 @@ import datetime as _dt
 import gc
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from negbench import __version__
 from negbench.core.engine import Engine, EngineStats, is_request_level, progress_bar, skip_done
@@ -439,7 +439,7 @@ def evaluate(
     parts: dict[str, Parts | None] = {}
     warnings: list[RunWarning] = []
     for ui, u in enumerate(units):
-        if on_disk:
+        if on_disk and store is not None:
             store.write_samples_from_shards(u.name, _unit_parts(shards, ui))
             records: Iterable[dict] = store.samples(u.name)
         else:
@@ -548,13 +548,13 @@ def _score_shards(
         per: list[list] = []
         owner: list[int] = []
         for ui, a, b in shard:
-            s, r = builders[ui].build(a, b)
-            samples += s
-            per += r
+            built, rendered = builders[ui].build(a, b)
+            samples += built
+            per += rendered
             owner += [ui] * (b - a)
         reqs = [r for rs in per for r in rs]
         digest = _digest(reqs, backend.fingerprint) if store else None
-        if digest and store.has_shard(n, digest, len(samples)):
+        if digest and store is not None and store.has_shard(n, digest, len(samples)):
             skip_done(bar, len(reqs))
             done_samples += len(samples)
             loaded_samples += len(samples)
@@ -570,7 +570,7 @@ def _score_shards(
             if metas is not None and any(metas[k : k + len(rs)]):
                 s["answered_by"] = answered_by(metas[k : k + len(rs)])
             k += len(rs)
-        if store:
+        if store is not None and digest is not None:  # digest is set whenever store is
             store.write_shard(n, digest, samples)
         else:
             for ui, s in zip(owner, samples):
@@ -744,15 +744,15 @@ def _tables(units: list[Unit], results_units: dict[str, dict]) -> dict[str, str]
     """Task-defined Markdown tables (e.g. error analysis), one per task × mode, rows = units."""
     out: dict[str, str] = {}
     seen: dict[tuple[str, str], list[tuple[str, dict]]] = {}
-    tasks = {}
+    makers: dict[str, Callable[[str, list[tuple[str, dict]]], str]] = {}
     for u in units:
         if u.task.tables is not None:
             seen.setdefault((u.task.name, u.mode), []).append(
                 (u.name, results_units[u.name]["metrics"])
             )
-            tasks[u.task.name] = u.task
+            makers[u.task.name] = u.task.tables
     for (tname, mode), rows in seen.items():
-        text = tasks[tname].tables(mode, rows)
+        text = makers[tname](mode, rows)
         if text:
             notes = [unit_note(name, results_units[name]) for name, _ in rows]
             out[f"{tname}.{mode}"] = text.rstrip("\n") + "\n\n" + "\n".join(n for n in notes if n)
@@ -763,7 +763,7 @@ def _dataset_info(task: Task, selection: Selection | None, shots: bool = True) -
     """Size and fingerprint of each split the run reads: the few-shot split only when a unit
     draws shots (a 0-shot run of a set built without one, e.g. by ``negbench build mcq``, works);
     ``evaluated``: the records of the test split a unit evaluates (its subset)."""
-    out = {"source": task.source}
+    out: dict[str, Any] = {"source": task.source}
     splits = (
         {task.test_split, task.fewshot_split or task.test_split} if shots else {task.test_split}
     )

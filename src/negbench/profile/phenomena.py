@@ -115,7 +115,15 @@ def _condition(run: Run, units: list[UnitResult], side: Side, replicate: str) ->
         field = _field(run, units)
     return Condition(
         side.label,
-        _ref(run, units, side.stat, dict(side.where), side.hit, field, replicate),
+        _ref(
+            run,
+            units,
+            side.stat,
+            dict(side.where),
+            None if side.hit is None else dict(side.hit),
+            field,
+            replicate,
+        ),
     )
 
 

@@ -7,6 +7,7 @@ import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Set
 from typing import Sequence
 
 from negbench import __version__
@@ -221,7 +222,7 @@ def leave_out_text(views: list[dict], comparisons: Sequence[dict] = ()) -> None:
             f["a_pred"] = f["b_pred"] = f["gold"] = None
 
 
-def browsable_subset(n: int, k: int, must: set[int] = frozenset(), *, seed: str = "") -> list[int]:
+def browsable_subset(n: int, k: int, must: Set[int] = frozenset(), *, seed: str = "") -> list[int]:
     """Indices of at most ``k`` of ``n`` samples for the browser, in their original order.
 
     Flipped items (``must``) come first; the rest is a seeded uniform draw. Taking the first k
@@ -250,7 +251,7 @@ def sample_views(
     for r in runs:
         for u in r.units.values():
             recs = r.samples(u.name)
-            keep = range(len(recs))
+            keep: Sequence[int] = range(len(recs))
             if max_per_unit and len(recs) > max_per_unit:
                 flipped = {
                     i

@@ -73,7 +73,8 @@ def load_matrix(path: str | Path) -> dict:
 
 def split_paths(paths: Sequence[str]) -> tuple[list[str], list[str]]:
     """(run folders, experiment matrices) among the paths given to ``negbench report``."""
-    runs, exps = [], []
+    runs: list[str] = []
+    exps: list[str] = []
     for p in paths:
         (exps if matrix_path(p) is not None else runs).append(p)
     return runs, exps
@@ -361,7 +362,7 @@ def to_tables(m: dict, index: int = 0) -> list:
             else "This is not a Dataset, Table 7 (rows)",
         )
         for r in rows:
-            cells = [Cell(value(c, metric), digits=1) for c in r["cells"]]
+            cells: list[Cell | None] = [Cell(value(c, metric), digits=1) for c in r["cells"]]
             cells.append(Cell(off_diagonal_mean(m, r, metric), digits=1))
             t.rows.append(Row([r["label"]], cells, kind="base" if r is m.get("base") else "run"))
         if not m.get("complete", False):

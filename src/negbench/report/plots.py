@@ -9,9 +9,9 @@ from __future__ import annotations
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from negbench.scoring.metrics import sd as sample_sd
 from negbench.scoring.runs import Run, get_path, nanmean, p_true, primary_metric
@@ -41,6 +41,8 @@ class Plot:
     svg: str
     caption: str = ""
     files: tuple[str, ...] = ()
+    # the matplotlib figure, kept for save(); closed there or by close()
+    _fig: Any = field(default=None, init=False, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         return {
@@ -262,7 +264,8 @@ def incorrect_choice(ctx: Context) -> list[Plot]:
             rows = list(_ea_settings(ctx, task, mode))
             if not rows:
                 continue
-            labels, vals = [], {t: [] for t in WRONG}
+            labels: list[str] = []
+            vals: dict[str, list[float]] = {t: [] for t in WRONG}
             for r, k, units in rows:
                 labels.append(f"{r.label} · {k}-shot" + (" · SFT" if r.finetuned else ""))
                 for t in WRONG:

@@ -91,7 +91,9 @@ class Generation:
         out = responses[0].text
         answer = self.extract(out)
         gold = (
-            r.gold if isinstance(r.gold, str) else (r.choices[r.gold] if r.choices else str(r.gold))
+            r.gold
+            if isinstance(r.gold, str)
+            else (r.choices[r.gold] if r.choices and r.gold is not None else str(r.gold))
         )
         em = answer is not None and self.normalize(answer) == self.normalize(gold)
         return {
@@ -170,10 +172,6 @@ class TrueFalseNextToken:
             "pred": 0 if pred else 1,
             "acc": float(pred == label),
         }
-
-
-def entropy(ps: list[float]) -> float:
-    return -sum(p * math.log(p) for p in ps if p > 0)
 
 
 Formulation = ChoiceLoglikelihood | Generation | NextTokenLabels | TrueFalseNextToken

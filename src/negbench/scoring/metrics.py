@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence, cast
 
 if TYPE_CHECKING:
     from negbench.scoring.task import Task
@@ -74,5 +74,6 @@ def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
     if task.extra_metrics:
         if not task.stream_metrics and not isinstance(records, list):
             records = list(records)
-        metrics.update(task.extra_metrics(mode, records))
+        # a list unless the task reads a stream (stream_metrics)
+        metrics.update(task.extra_metrics(mode, cast(list[dict], records)))
     return metrics

@@ -15,7 +15,7 @@ Ref that recomputes it from the per-sample records (:func:`negbench.scoring.tabl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Sequence, cast
 
 from negbench.scoring.runs import Run, benchmark_of, nanmean, primary_metric
 from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell, slug
@@ -57,10 +57,10 @@ def build_tables(ctx: Context) -> list[Table]:
         fn = REGISTRY.get("paper_tables", bench, generic_tables)
         out.extend(fn(ctx, ts))
     ids: dict[str, int] = {}
-    for t in out:  # unique, URL-safe ids
-        base = slug(t.id)
+    for table in out:  # unique, URL-safe ids
+        base = slug(table.id)
         ids[base] = ids.get(base, 0) + 1
-        t.id = base if ids[base] == 1 else f"{base}-{ids[base]}"
+        table.id = base if ids[base] == 1 else f"{base}-{ids[base]}"
     return out
 
 
@@ -110,13 +110,10 @@ def average_rows(
     def avg(rows: list[Row], name: str) -> Row:
         cells: list[Cell | None] = []
         for ci in range(ncols):
-            vals = [
-                r.cells[ci].value
-                for r in rows
-                if r.cells[ci] is not None and r.cells[ci].is_number()
-            ]
-            digits = next((r.cells[ci].digits for r in rows if r.cells[ci] is not None), 3)
-            cells.append(Cell(nanmean(vals), None, 1, digits, None, []) if vals else None)
+            vals = [c.value for r in rows if (c := r.cells[ci]) is not None and c.is_number()]
+            digits = next((c.digits for r in rows if (c := r.cells[ci]) is not None), 3)
+            numbers = cast(list[float], vals)  # is_number() kept only the numbers
+            cells.append(Cell(nanmean(numbers), None, 1, digits, None, []) if vals else None)
         return Row([name] + [""] * (n_label_cols - 1), cells, "average")
 
     for g, members in ctx.groups.items():
@@ -159,7 +156,7 @@ def shots_table(
     base_runs = [r for r in runs if not r.finetuned]
     sft_runs = [r for r in runs if r.finetuned]
     cols: list[Column] = []
-    spec: list[tuple[str, int | None, str]] = []  # (which, shots, mode)
+    spec: list[tuple[str, int, str]] = []  # (which, shots, mode)
     for k in union_shots(base_runs or runs, task):
         for m in mlist:
             if any(r.select(task, m, k) for r in (base_runs or runs)):

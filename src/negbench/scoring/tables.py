@@ -205,11 +205,11 @@ class Table:
             if level == 0:
                 for lab in self.row_header:
                     h.append(f'<th rowspan="{depth}" class="nb-rowhead">{html.escape(lab)}</th>')
-            for span, lab, cols in _groups(self.columns, level):
-                if lab is None:
+            for span, label, cols in _groups(self.columns, level):
+                if label is None:
                     continue
                 rs = depth - level if all(len(c.path) == level + 1 for c in cols) else 1
-                h.append(f'<th colspan="{span}" rowspan="{rs}">{html.escape(lab)}</th>')
+                h.append(f'<th colspan="{span}" rowspan="{rs}">{html.escape(label)}</th>')
             h.append("</tr>")
         h.append("</thead><tbody>")
         for ri, r in enumerate(self.rows):
@@ -269,9 +269,9 @@ class Table:
                     yield ri, ci, r, self.columns[ci], c
 
 
-def _groups(columns: Sequence[Column], level: int):
+def _groups(columns: Sequence[Column], level: int) -> list[tuple[int, str | None, list[Column]]]:
     """Consecutive columns sharing ``path[:level + 1]``: (span, label or None, columns)."""
-    out = []
+    out: list[tuple[int, str | None, list[Column]]] = []
     i = 0
     while i < len(columns):
         c = columns[i]

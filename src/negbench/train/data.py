@@ -56,7 +56,7 @@ class TrainingData:
         )
 
     def summary(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "spec": self.spec,
             "split": self.split,
             "source": self.source,

@@ -763,6 +763,7 @@ def _ray_job(
     os.environ.update(env)
     lines: list[str] = []
     if row is None:
+        assert col is not None  # a base cell names its column
         values, fresh = _evaluate_cell(p, "base", col, None, lines.append)
         return {"values": values, "fresh": fresh, "log": lines}
     adapter, info, trained = _train_row(p, row, lines.append)

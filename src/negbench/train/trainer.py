@@ -272,7 +272,7 @@ def precision(recipe: Recipe, device: str) -> tuple[bool, list[str]]:
     """Whether to train in bf16 (recipe asks and the device supports it), with notes."""
     import torch
 
-    notes = []
+    notes: list[str] = []
     if not recipe.bf16:
         return False, notes
     if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
@@ -750,6 +750,10 @@ def _train(
     ]
     runtime = float(result.metrics.get("train_runtime", wall))
     seen = int(getattr(st, "num_input_tokens_seen", 0) or 0)
+    source = src.folder or src.hub_id
+    if src.gguf_file:
+        assert src.folder is not None  # resolve() sets the GGUF's folder
+        source = str(Path(src.folder) / src.gguf_file)
     info = {
         "schema": SCHEMA,
         "negbench": __version__,
@@ -760,9 +764,7 @@ def _train(
         "base_model": {
             "spec": model,
             "fingerprint": base_fp,
-            "source": str(Path(src.folder) / src.gguf_file)
-            if src.gguf_file
-            else (src.folder or src.hub_id),
+            "source": source,
         },
         "data": {
             **td.summary(),
@@ -807,7 +809,7 @@ def _train(
 def _extra_versions() -> dict[str, str | None]:
     from importlib import metadata
 
-    out = {}
+    out: dict[str, str | None] = {}
     for p in EXTRA_PACKAGES:
         try:
             out[p] = metadata.version(p)

@@ -106,6 +106,7 @@ def _nm_letter(d: Doc) -> Rendered:
 
 def _nm_generate(d: Doc) -> Rendered:
     r = _nm_letter(d)
+    assert isinstance(r.gold, int)  # the letter mode's gold is an index
     return Rendered(r.query, r.choices, r.choices[r.gold], meta=r.meta)
 
 
@@ -236,7 +237,8 @@ def jsonl_task(path: str) -> Task:
 
     @lru_cache(maxsize=None)
     def load_all() -> tuple[Doc, ...]:
-        docs, seen = [], {}
+        docs: list[Doc] = []
+        seen: dict[str, int] = {}  # id -> line
         for n, obj in iter_jsonl(p):
             rec = f"line {n}"
             q = field(obj, "question", str, path=str(p), record=rec)
@@ -321,6 +323,7 @@ def jsonl_task(path: str) -> Task:
 
     def render_gen(d: Doc) -> Rendered:
         r = render_letter(d)
+        assert isinstance(r.gold, int)  # the letter mode's gold is an index
         return Rendered(r.query, r.choices, r.choices[r.gold])
 
     return Task(

@@ -125,12 +125,12 @@ STRUCTURE = Structure(
 HEADLINE = "M.acc_chg"
 
 
-def acc_chg_parts(mode: str, records: Sequence[dict]) -> dict[tuple, tuple[float, float]]:
+def acc_chg_parts(mode: str, records: Sequence[dict]) -> dict[Hashable, tuple[float, float]]:
     """AccChg on ``M`` per group: (Σ over its pairs of treatment − control correctness, pairs);
     the headline's 95 % interval resamples whole groups."""
     records = list(records)
     k = correctness_key(records)
-    out: dict[tuple, tuple[float, float]] = {}
+    out: dict[Hashable, tuple[float, float]] = {}  # (group,) -> (sum, pairs)
     for p in derive_pairs([r["meta"] for r in records]):
         g = (str(records[p.treatment]["meta"]["group"]),)
         s, n = out.get(g, (0.0, 0.0))
@@ -282,8 +282,8 @@ class StratifiedShots:
     def split(k: int) -> tuple[int, int]:
         return k // 2, k - k // 2
 
-    def by_label(self, docs: Sequence) -> dict[Hashable, list]:
-        by: dict[Hashable, list] = {}
+    def by_label(self, docs: Sequence) -> dict[Any, list]:
+        by: dict[Any, list] = {}  # gold label (a str or an int: sorted below) -> docs
         for d in docs:
             by.setdefault(d[self.label], []).append(d)
         return by

@@ -153,15 +153,16 @@ def parse_options(options: dict[str, str]) -> dict[str, object]:
     pool = options.get("pool") or _default_pool()
     if pool not in POOLS:
         raise TaskError(f"unknown pool '{pool}'", where="--tasks", fix="pool=" + "|".join(POOLS))
-    ctx = options.get("ctx")
-    if ctx is not None:
-        if not ctx.isdigit() or int(ctx) < 256:
+    ctx_text = options.get("ctx")
+    ctx: int | None = None
+    if ctx_text is not None:
+        if not ctx_text.isdigit() or int(ctx_text) < 256:
             raise TaskError(
-                f"ctx must be a number of tokens ≥ 256, not '{ctx}'",
+                f"ctx must be a number of tokens ≥ 256, not '{ctx_text}'",
                 where="--tasks",
                 fix="e.g. ctx=2045 or ctx=4000 (Table 9)",
             )
-        ctx = int(ctx)
+        ctx = int(ctx_text)
     return {"sampling": sampling, "pool": pool, "ctx": ctx}
 
 

@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Hashable, Iterable, Sequence, TypedDict
 
 from negbench.errors import DataError, TaskError
 from negbench.scoring.metrics import mean, sd
@@ -91,7 +91,9 @@ DATA = DataSource("CONDAQA", "NEGBENCH_CONDAQA", "condaqa/data", HF_ID)
 def data_root() -> Path:
     """Default folder of the official release: ``$NEGBENCH_DATA/condaqa/data`` when that variable
     is set, else ``../shared/data/condaqa/data`` relative to the current working directory."""
-    return DATA.local()
+    local = DATA.local()
+    assert local is not None  # DATA names a folder
+    return local
 
 
 def default_source() -> str:
@@ -304,9 +306,10 @@ def _make_docs(rows: list[tuple[dict, str, int]]) -> list[Doc]:
 
 def _load_local(root: Path, split: str) -> list[Doc]:
     if split == "test":
-        files = [_find(root, _TEST_FILES, i) for i in range(1, N_SPLITS + 1)]
-        if all(files):
-            return _make_docs([r for i, p in enumerate(files, 1) for r in _read_file(p, i)])
+        found = [_find(root, _TEST_FILES, i) for i in range(1, N_SPLITS + 1)]
+        parts = [p for p in found if p is not None]
+        if len(parts) == len(found):
+            return _make_docs([r for i, p in enumerate(parts, 1) for r in _read_file(p, i)])
         if (root / OFFICIAL_FILES["test"]).is_file():
             return _make_docs(_read_file(root / OFFICIAL_FILES["test"]))
         raise DataError(
@@ -964,12 +967,12 @@ def table4(results: dict) -> str | None:
                     + " |"
                 )
                 majority_done = True
-    for setting, name, vals in PAPER_TABLE4:
+    for setting, name, paper_vals in PAPER_TABLE4:
         lines.append(
             "| "
             + " | ".join(
-                [setting, name, "5", "7240", f"{vals[0]:.2f}", "–"]
-                + [f"{v:.2f}" for v in vals[1:]]
+                [setting, name, "5", "7240", f"{paper_vals[0]:.2f}", "–"]
+                + [f"{v:.2f}" for v in paper_vals[1:]]
                 + ["–", "–"]
             )
             + " |"
@@ -1036,6 +1039,25 @@ def _modes() -> dict[str, ModeSpec]:
     }
 
 
+class _CommonOptions(TypedDict):
+    """The :class:`Task` options every CONDAQA task shares."""
+
+    load: Callable[[str], Sequence[Doc]]
+    modes: dict[str, ModeSpec]
+    default_modes: Sequence[str]
+    description: Callable[[str], str]
+    target_delimiter: str
+    fewshot_delimiter: str
+    extra_metrics: Callable[[str, list[dict]], dict] | None
+    tables: Callable[[str, list[tuple[str, dict]]], str] | None
+    language: str
+    source: str
+    structure: Structure
+    headline_parts: Callable[[str, list[dict]], dict[Hashable, tuple[float, float]]] | None
+    lenient_metrics: tuple[tuple[str, str], ...]
+    data: Any
+
+
 def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
     """``condaqa`` (full test set, zero-shot) and ``condaqa-split1..5`` (test split i with the 9
     shots of train split i), reading from ``source`` (default: :func:`default_source`, resolved
@@ -1044,7 +1066,7 @@ def make_tasks(source: str | os.PathLike | None = None) -> list[Task]:
     def loader(split: str) -> list[Doc]:
         return load_split(split, source)
 
-    common = dict(
+    common: _CommonOptions = dict(
         load=loader,
         modes=_modes(),
         default_modes=("generate",),

@@ -88,7 +88,9 @@ DATA = DataSource("JNLI-Neg", "NEGBENCH_JNLI_NEG", "jnli-neg")
 
 
 def data_root() -> Path:
-    return DATA.local()
+    local = DATA.local()
+    assert local is not None  # DATA names a folder
+    return local
 
 
 def default_source() -> str:

@@ -292,7 +292,7 @@ def group_instances(group: dict) -> list[dict]:
     s1, s2 = group["sentence1"], group["sentence2"]
     c1, c2 = accepted(s1["candidates"]), accepted(s2["candidates"])
     sid = group["jsts_sentence_pair_id"]
-    rows = [("original", None, None)]
+    rows: list[tuple[str, dict | None, dict | None]] = [("original", None, None)]
     rows += [("s1_neg", a, None) for a in c1]
     rows += [("s2_neg", None, b) for b in c2]
     rows += [("both_neg", a, b) for a in c1 for b in c2]
@@ -429,7 +429,7 @@ def read_scores(path: str | Path, instances: Sequence[dict]) -> dict[int, int]:
     scores: dict[int, int] = {}
     for n, r in _read_sheet(path):
         try:
-            iid = int(r.get("id"))
+            iid = int(r.get("id", ""))  # missing: ValueError, as None's TypeError
         except (TypeError, ValueError):
             raise DataError(
                 f"id {r.get('id')!r} is not an integer", path=str(path), record=n, field="id"
@@ -493,6 +493,7 @@ def apply_annotations(
         ss = [sh[inst["id"]] for sh in sheets]
         out.append({**inst, "gold_score": int(statistics.median(ss)), "annotator_scores": ss})
     counts = [[sum(1 for s in i["annotator_scores"] if s == c) for c in SCORES] for i in out]
+    kappa: dict[str, float | str | None]
     try:
         fk = fleiss_kappa(counts)
         kappa = {"fleiss_kappa": fk.kappa, "p_bar": fk.p_bar, "p_e": fk.p_e}
@@ -758,7 +759,7 @@ def build_inhouse(
                     field="jsts_sentence_pair_id",
                 )
             p = jsts[sid]
-            group = {"jsts_sentence_pair_id": sid}
+            group: dict[str, Any] = {"jsts_sentence_pair_id": sid}
             for side, text, k in (("sentence1", p.sentence1, 1), ("sentence2", p.sentence2, 2)):
                 rec = sentence_record(text)
                 judged = wf.get((split, sid, k), {})

@@ -124,7 +124,9 @@ DATA = DataSource("JSTS-Neg", "NEGBENCH_JSTS_NEG", "jsts-neg")
 def data_root() -> Path:
     """``$NEGBENCH_DATA/jsts-neg`` when that variable is set, else ``../shared/data/jsts-neg``
     relative to the current working directory."""
-    return DATA.local()
+    local = DATA.local()
+    assert local is not None  # DATA names a folder
+    return local
 
 
 def default_source() -> str:

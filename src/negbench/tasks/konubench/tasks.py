@@ -41,7 +41,7 @@ import random
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypedDict
 
 from negbench.errors import DataError, TaskError
 from negbench.scoring.metrics import by_group, mean
@@ -162,7 +162,9 @@ KOBEST_DATA = DataSource("KoBEST BoolQ", "NEGBENCH_KOBEST_BOOLQ", None, KOBEST_H
 def data_root() -> Path:
     """Default folder of the official release: ``$NEGBENCH_DATA/konubench`` when that variable is
     set, else ``../shared/data/konubench`` relative to the current working directory."""
-    return DATA.local()
+    local = DATA.local()
+    assert local is not None  # DATA names a folder
+    return local
 
 
 def default_source() -> str:
@@ -802,6 +804,20 @@ def boolq_metrics(mode: str, records: list[dict]) -> dict:
 
 
 # -- tasks ------------------------------------------------------------------------------------------
+class _DiagnosticOptions(TypedDict):
+    """The :class:`Task` options the KMMLU diagnostic tasks share."""
+
+    modes: dict[str, ModeSpec]
+    test_split: str
+    fewshot_split: str | None
+    default_modes: Sequence[str]
+    default_shots: Sequence[int]
+    extra_metrics: Callable[[str, list[dict]], dict] | None
+    language: str
+    source: str
+    data: Any
+
+
 def make_tasks(
     source: str | os.PathLike | None = None,
     diag_source: str | os.PathLike | None = None,
@@ -870,7 +886,7 @@ def make_tasks(
         structure=STRUCTURE,
         data=DATA,
     )
-    kmmlu_common = dict(
+    kmmlu_common: _DiagnosticOptions = dict(
         modes={
             "symbol": ModeSpec(
                 render_kmmlu,
@@ -888,7 +904,7 @@ def make_tasks(
         data=DIAG_DATA,
     )
     # official lm_eval/kmmlu_pos_r/kmmlu_pos_r.yaml: kmmlu_pos's records, options swapped, acc only
-    kmmlu_r = {
+    kmmlu_r: _DiagnosticOptions = {
         **kmmlu_common,
         "modes": {
             "symbol": ModeSpec(

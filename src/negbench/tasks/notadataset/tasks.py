@@ -829,7 +829,7 @@ def scorer_report(
     return rep
 
 
-def calibration(p: list[float], y: list[bool], bins: int = 10) -> dict:
+def calibration(p: Sequence[float], y: list[bool], bins: int = 10) -> dict:
     """Brier score and expected calibration error of P(True): equal-width bins
     ``b/bins <= p < (b+1)/bins``, 1.0 in the last, as the bin edges compare (not as p·bins rounds)."""
     import numpy as np

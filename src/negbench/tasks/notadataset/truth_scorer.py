@@ -184,7 +184,9 @@ def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | Non
 
 def tally(verdicts: Iterable[dict[str, bool | None]]) -> dict:
     """Coherence counts and percentages from per-block verdicts (:func:`block_coherence`)."""
-    out = {c: {"Coherent": 0, "Incoherent": 0} for c in COHERENCE_CELLS}
+    out: dict[str, dict[str, float]] = {
+        c: {"Coherent": 0, "Incoherent": 0} for c in COHERENCE_CELLS
+    }
     unscorable = {c: 0 for c in COHERENCE_CELLS}
     for verdict in verdicts:
         for cell, ok in verdict.items():

@@ -157,7 +157,9 @@ DATA = DataSource("Thunder-NUBench", "NEGBENCH_NUBENCH", "nubench", HF_ID)
 def data_root() -> Path:
     """``$NEGBENCH_DATA/nubench`` when that variable is set, else ``../shared/data/nubench``
     relative to the current working directory."""
-    return DATA.local()
+    local = DATA.local()
+    assert local is not None  # DATA names a folder
+    return local
 
 
 def default_source() -> str:
@@ -600,12 +602,12 @@ def _regex_filter(
     pattern: re.Pattern, resp: str, group_select: int = 0, fallback: str = "[invalid]"
 ) -> str:
     """lm-eval 0.4 ``RegexFilter`` on one response."""
-    match = pattern.findall(resp)
-    if match:
-        match = match[group_select]
+    found = pattern.findall(resp)
+    if found:
+        match = found[group_select]
         if isinstance(match, tuple):
-            match = [m for m in match if m]
-            match = match[0] if match else fallback
+            groups = [m for m in match if m]
+            match = groups[0] if groups else fallback
         return match.strip()
     return fallback
 

@@ -143,7 +143,8 @@ def _text(row: dict, col: str, path: Path, rec: str) -> str:
 def read_nli(path: Path, condition: str, part: str) -> list[Doc]:
     """One condition's file as Docs: premise, hypothesis, label, split (= condition)."""
     s1, s2, lab = COLUMNS[condition]
-    docs, seen = [], {}
+    docs: list[Doc] = []
+    seen: dict[str, str] = {}  # id -> record
     for rec, row in read_csv(path, (s1, s2, lab)):
         label = _text(row, lab, path, rec).lower()
         if label not in LABELS:
@@ -202,7 +203,7 @@ def read_nlg(path: Path) -> list[Doc]:
     prompt type and exactly two distinct outcomes (the gold one and its contrast)."""
     docs = []
     for rec, row in read_csv(path, NLG_COLUMNS):
-        f = {c: _text(row, c, path, rec) for c in NLG_COLUMNS}
+        f: dict[str, Any] = {c: _text(row, c, path, rec) for c in NLG_COLUMNS}
         if f["prompt_type"] not in NLG_TYPES:
             raise DataError(
                 f"prompt_type {f['prompt_type']!r}",
@@ -256,10 +257,6 @@ def mid(s: str) -> str:
     """The authors' ``_mid_sentence_normalization``: lower-case the first character and drop
     trailing full stops, so a sentence can sit inside a conditional."""
     return (s[0].lower() + s[1:]).rstrip(".")
-
-
-def _yes(label: str, neutral: str = "Maybe") -> str:
-    return "Yes" if label == "entailment" else neutral
 
 
 @dataclass(frozen=True)

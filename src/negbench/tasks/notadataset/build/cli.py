@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TypedDict, overload
 
 from negbench.errors import OptionError
 
@@ -108,6 +109,20 @@ def parse_patterns(text: str | None) -> list[int]:
     return out
 
 
+class _PatternCount(TypedDict):
+    """One pattern's line of the manifest's ``counts``: what was built, and the paper's."""
+
+    relation: str
+    triples: int
+    sentences: int
+    paper_triples: int
+    paper_sentences: int
+
+
+@overload
+def _int(name: str, text: str, lo: int) -> int: ...
+@overload
+def _int(name: str, text: str | None, lo: int) -> int | None: ...
 def _int(name: str, text: str | None, lo: int) -> int | None:
     if text is None:
         return None
@@ -204,12 +219,14 @@ def run(args, log=lambda s: print(s, file=sys.stderr)) -> int:
             )
 
     # -- generate in memory --------------------------------------------------------------------
+    assert out is not None and wn is not None  # --out given (the recovery alone returned above)
     res = T.resources(wn, core=args.core, morphosemantic=args.morphosemantic)
     triples = T.extract(wn, res, patterns, seed=seed, limit=limit)
     from negbench.tasks.notadataset.build.inflect_en import exceptions_from
 
     exc = exceptions_from(wn.path)
-    blocks, counts = [], {}
+    blocks: list[TP.RawBlock] = []
+    counts: dict[int, _PatternCount] = {}
     for p in patterns:
         n_sent = 0
         for tr in triples[p]:

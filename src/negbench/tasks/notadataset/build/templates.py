@@ -429,7 +429,9 @@ def parse_pattern(obj: Any, where: str) -> PatternTemplates:
                     field="truth",
                 )
             ttruth = dict(tt)
-        templates.append(Template(tid, *types, variants=variants, text=text, truth=ttruth))
+        templates.append(
+            Template(tid, types[0], types[1], types[2], variants=variants, text=text, truth=ttruth)
+        )
     if not templates:
         raise DataError("no templates", path=where, field="templates")
     return PatternTemplates(pid, relation, tuple(dis), truth, tuple(templates), where)
@@ -738,7 +740,9 @@ def recover_templates(
     for s in release.sentences:
         by_block[s.block].append(s)
     votes: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    types: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
+    types: dict[int, dict[str, Counter[tuple[str, str, str]]]] = defaultdict(
+        lambda: defaultdict(Counter)
+    )
     slot_votes: dict[int, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     label_votes: dict[int, dict[tuple[str, str], Counter]] = defaultdict(
         lambda: defaultdict(Counter)
@@ -819,20 +823,20 @@ def recover_templates(
             text, n = c.most_common(1)[0]
             won += n
             total += sum(c.values())
-            t, _, v = tid.partition("-")
-            by_tid[int(t)].append((int(v or 1), text))
+            num, _, v = tid.partition("-")
+            by_tid[int(num)].append((int(v or 1), text))
         agreement[pid] = won / total if total else 0.0
         kinds = []
         for i, kind in enumerate(header_kinds_of[pid]):
-            c = slot_votes[pid].get(kind)
-            kinds.append((kind, c.most_common(1)[0][0] if c else ("a", "b")[min(i, 1)]))
-        truth = {}
+            sc = slot_votes[pid].get(kind)
+            kinds.append((kind, sc.most_common(1)[0][0] if sc else ("a", "b")[min(i, 1)]))
+        truth: dict[str, dict[str, bool]] = {}
         for pol in POLARITIES:
             truth[pol] = {}
             for kind in ["Input"] + [k for k, _ in kinds]:
-                c = label_votes[pid].get((pol, kind))
+                lc = label_votes[pid].get((pol, kind))
                 truth[pol][kind] = (
-                    c.most_common(1)[0][0] if c else ((pol == "affirmation") == (kind == "Input"))
+                    lc.most_common(1)[0][0] if lc else ((pol == "affirmation") == (kind == "Input"))
                 )
         temps = []
         for t in sorted(by_tid):
@@ -841,9 +845,9 @@ def recover_templates(
             pol = "affirmation" if ty[0] == "affirmation" else "negation"
             own = {}
             for kind in truth[pol]:
-                c = tlabel_votes[pid].get((str(t), kind))
-                if c:
-                    own[kind] = c.most_common(1)[0][0]
+                tc = tlabel_votes[pid].get((str(t), kind))
+                if tc:
+                    own[kind] = tc.most_common(1)[0][0]
             override = own if any(own[k] != truth[pol][k] for k in own) else None
             variants = tuple(x for _, x in sorted(by_tid[t]))
             temps.append(

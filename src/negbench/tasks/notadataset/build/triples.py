@@ -22,7 +22,7 @@ import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Literal, Mapping, Sequence
 
 from negbench.tasks.notadataset.build.wordnet import (
     ANTONYM,
@@ -204,7 +204,7 @@ def _auto_wordnet() -> WordNet | None:
         return None
 
 
-def triples_from_release(release, wn: WordNet | None | str = "auto") -> list[Triple]:
+def triples_from_release(release, wn: WordNet | None | Literal["auto"] = "auto") -> list[Triple]:
     """The release's own triples, one per block in ``release.blocks`` order (for regeneration
     checks).  Definitions (gloss patterns) come from ``wn`` — by default the installed WordNet;
     without one they are None.  Variant triples (#01) have ``a == b``."""
@@ -508,8 +508,8 @@ def _pairs_for(wn: WordNet, res: Resources, pattern: int) -> list[tuple[Term, Te
     elif pattern in (2, 4):  # synset-level: any word's antonym pointer (the release
         for w, o in res.core["n"]:  # pairs front_4 with back_2 through front ! rear)
             targets = dict.fromkeys(p.target for p in wn.synset(o).pointers if p.symbol == ANTONYM)
-            for t in targets:
-                out += [(_term(wn, w, o), _term(wn, x, t)) for x in cw(t)]
+            for target in targets:
+                out += [(_term(wn, w, o), _term(wn, x, target)) for x in cw(target)]
     elif pattern == 5:
         for w, o in res.core["n"]:
             if o in res.blc:
@@ -578,16 +578,18 @@ class DistractorPool:
     def word_mask(self, term: Term) -> int:
         """Lexicographer files of every sense of the replaced word (App. C's example:
         expenditure → noun.possession and noun.act)."""
+        assert term.synset is not None  # a word sense of the triple
         pos = term.synset.rpartition("-")[2]
         offs = self.wn.index(pos).get(term.word.lower(), ()) or (term.synset,)
         return self.mask(offs)
 
     def draw(self, rng: random.Random, term: Term, kind: str, exclude: set[str]) -> Term | None:
+        assert term.synset is not None  # a word sense of the triple
         pos = term.synset.rpartition("-")[2]
         avoid = self.word_mask(term)
         key = (kind, pos, avoid)
         if key not in self._cache:
-            pool = self.synsets if kind == "synset" else self.words.get(pos, [])
+            pool: list[tuple] = self.synsets if kind == "synset" else self.words.get(pos, [])
             cands = [c for c in pool if not (c[1] & avoid) and c[2] > 0]
             cum, tot = [], 0.0
             for c in cands:
@@ -623,6 +625,7 @@ def with_distractors(
     terms = [a] if pattern == 1 else [a, b]
     source = format_source(rel, terms)
     rng = triple_rng(seed, pattern, source)
+    assert a.synset is not None and b.synset is not None  # word senses
     exclude = {a.word.lower(), b.word.lower(), a.synset, b.synset}
     ds = []
     for slot, kind in DISTRACTOR_SLOTS[pattern]:
