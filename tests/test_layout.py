@@ -275,3 +275,17 @@ def test_no_script_hides_a_standard_module():
     scripts = [p for d in ("benchmarks", "tools", ".ci") for p in (ROOT / d).rglob("*.py")]
     assert scripts
     assert [str(p) for p in scripts if p.stem in sys.stdlib_module_names] == []
+
+
+def test_mypy_checks_every_module():
+    """No module of negbench is excluded from the type check (CI runs mypy over src/negbench)."""
+    import tomllib
+
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert cfg["files"] == ["src/negbench"]
+    excluded = [
+        o["module"]
+        for o in cfg.get("overrides", [])
+        if o.get("ignore_errors") and any(str(m).startswith("negbench") for m in o["module"])
+    ]
+    assert excluded == [] and "exclude" not in cfg
