@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from negbench.builders import human_eval as he
+from negbench.scoring import sheets
 import negbench.tasks.notadataset.human_eval as nhe
 from negbench.scoring.agreement import cohen_kappa
 from negbench.cli import main
@@ -42,17 +43,17 @@ def fill(path: Path, sheet: list[dict], answers: dict[str, list[str]]) -> Path:
 
 # -- sampling -------------------------------------------------------------------------------------
 def test_seeded_sample_plain_and_stratified():
-    assert he.seeded_sample([0] * 10, 4, 7, False) == sorted(random.Random(7).sample(range(10), 4))
+    assert sheets.seeded_sample([0] * 10, 4, 7, False) == sorted(random.Random(7).sample(range(10), 4))
     strata = ["a"] * 6 + ["b"] * 3 + ["c"]
-    got = he.seeded_sample(strata, 5, 1, True)
+    got = sheets.seeded_sample(strata, 5, 1, True)
     # one each, then 2 more over the remaining sizes 5, 2, 0 (of 7): 10/7 -> 1 (rem 3/7),
     # 4/7 -> 0 (rem 4/7), 0: the last one goes to b, the larger remainder -> a 2, b 2, c 1
     assert [[strata[i] for i in got].count(x) for x in "abc"] == [2, 2, 1]
     # fewer items than strata: plain proportional shares (6·2/10 = 1.2, 3·2/10 = .6, .2)
-    two = he.seeded_sample(strata, 2, 1, True)
+    two = sheets.seeded_sample(strata, 2, 1, True)
     assert [[strata[i] for i in two].count(x) for x in "abc"] == [1, 1, 0]
-    assert got == sorted(got) and he.seeded_sample(strata, 5, 1, True) == got
-    assert len(he.seeded_sample(strata, 10, 3, True)) == 10  # everything
+    assert got == sorted(got) and sheets.seeded_sample(strata, 5, 1, True) == got
+    assert len(sheets.seeded_sample(strata, 10, 3, True)) == 10  # everything
 
 
 def test_notadataset_sheet_has_no_labels_and_key_matches_release(tmp_path):

@@ -627,7 +627,7 @@ def test_read_only_runs_as_unprivileged_user(read_only_runs, tmp_path):
             "--clear-groups",
             sys.executable,
             "-m",
-            "negbench.report",
+            "negbench",
         ]
         for args in (
             ["report", str(ra), str(rb), "--out", str(home / "rep"), "--bootstrap", "50"],

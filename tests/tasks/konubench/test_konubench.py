@@ -21,6 +21,7 @@ from negbench.scoring.negation_errors import format_error_table
 from negbench.core.requests import GenerationResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
 import negbench.builders.human_eval as he
+import negbench.scoring.sheets as sheets
 import negbench.tasks.konubench.export as kx
 import negbench.tasks.konubench.human_eval as khe
 import negbench.tasks.konubench.tasks as kb
@@ -797,7 +798,7 @@ def test_human_sheet_and_table7(fake, tmp_path):
     def fill(name, answers):
         p = tmp_path / f"{name}.csv"
         with open(p, "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=he.SHEET_FIELDS)
+            w = csv.DictWriter(f, fieldnames=sheets.SHEET_FIELDS)
             w.writeheader()
             for r, a in zip(sheet, answers):
                 w.writerow({**r, "answer": a})
