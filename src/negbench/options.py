@@ -88,3 +88,33 @@ def did_you_mean(name: str, known, n: int = 3) -> str:
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(lower[c]) for c in close) + "?)"
+
+
+def limit_value(s: str) -> "int | float":
+    """argparse type of ``--limit``: a whole number of records ≥ 1, or a share of each task's
+    records strictly between 0 and 1 (lm-eval's ``--limit 0.1``), taken in whole units."""
+    try:
+        return whole_number(1)(s)
+    except argparse.ArgumentTypeError:
+        pass
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or a fraction between 0 and 1, got {s!r}"
+        ) from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number ≥ 1 or a fraction between 0 and 1, got {s}"
+        )
+    return v
+
+
+def batch_size_value(s: str) -> "int | str":
+    """argparse type of ``--batch-size``: ``auto`` or a whole number of rows ≥ 1."""
+    if s.strip().lower() == "auto":
+        return "auto"
+    try:
+        return whole_number(1)(s)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or auto)") from None

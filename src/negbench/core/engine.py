@@ -33,6 +33,8 @@ import numpy as np
 
 from negbench.core.backend import PackedBatch, RequestJob, row_inputs
 from negbench.core.cache import ResponseCache
+from negbench.core.oom import OomSafe
+from negbench.core.threads import thread_governor
 from negbench.core.requests import (
     GenerationRequest,
     GenerationResponse,
@@ -107,6 +109,8 @@ class EngineConfig:
     prefetch: bool | None = None  # prepare the next forward call on a worker thread while
     # one runs; None: on a GPU only (on a CPU the thread
     # takes cores from the forward)
+    threads: int | str | None = None  # CPU threads: "auto" = the cores free now, looked at
+    # again during the run (negbench.core.threads); N = fixed; None = leave torch's setting
 
 
 @dataclass
@@ -136,6 +140,8 @@ class Engine:
                 if hasattr(backend, name) and getattr(self.config, name) is not None:
                     setattr(backend, name, getattr(self.config, name))  # as the engine is told
         self.stats = EngineStats()
+        self.oom = OomSafe()  # forward calls split in halves when they run out of memory
+        self.threads = thread_governor(backend, self.config.threads)  # CPU: the free cores
         self.last_keys: list[str] = []  # cache keys of the last run's requests, in order
         self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
@@ -447,6 +453,7 @@ class Engine:
         be = self.backend
         forward = getattr(be, "forward_batch", None) or _rows_forward(be)
         stage = getattr(be, "stage", None)
+        forward = self.oom.wrap(forward, stage)
         prefixes: dict[int, object] = {}
         in_flight: list = []
         slot_lp = np.zeros(lay.n_slots, dtype=np.float64)
@@ -479,6 +486,7 @@ class Engine:
                 made = ahead.pop(c).result() if c in ahead else prepare(c)
                 if pool is not None and c in following:  # the next call, made meanwhile
                     ahead[following[c]] = pool.submit(prepare, following[c])
+                self.threads.tick()  # cheap; looks at the free cores every few seconds
                 pending, kv = forward(
                     made[3],
                     prefixes.get(call.prefix) if call.prefix else None,

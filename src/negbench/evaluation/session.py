@@ -48,6 +48,38 @@ def check_adapter(adapter: str | None) -> None:
         )
 
 
+def check_batch_size(batch_size: "int | str") -> None:
+    """``auto`` or a whole number of rows ≥ 1."""
+    if batch_size == "auto" or (
+        isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size >= 1
+    ):
+        return
+    from negbench.errors import OptionError
+
+    raise OptionError(
+        f"batch size must be auto or a whole number ≥ 1, got {batch_size!r}",
+        where="--batch-size",
+        fix="give --batch-size auto (the default) or a number of rows",
+    )
+
+
+def check_local_runtime(device: str, dtype: str) -> None:
+    """The device (CUDA present, the index in range) and dtype of a local model, checked before
+    the model loads: ``--device cuda`` on a machine without one is refused before "loading …"."""
+    from negbench.errors import ModelError
+
+    if dtype not in ("auto", "float32", "bfloat16", "float16"):
+        raise ModelError(
+            f"unknown dtype '{dtype}'",
+            where="--dtype",
+            fix="use float32, bfloat16, float16 or auto",
+        )
+    if device not in (None, "auto"):
+        from negbench.backends.hf import check_device
+
+        check_device(device)
+
+
 def check_chat_options(chat: bool, system_prompt: str | None, chat_layout: str) -> None:
     if not chat and (system_prompt is not None or chat_layout != "lm-eval"):
         from negbench.errors import OptionError
@@ -106,7 +138,7 @@ def run_folder_name(
     shots: list[int] | None = None,
     seeds: list[int] | None = None,
     protocol: bool = False,
-    limit: int | None = None,
+    limit: int | float | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     adapter: str | None = None,
@@ -183,7 +215,7 @@ class Session:
         api_seed: int = 0,
         vllm_args: Sequence[str] = (),
         cache: Any = True,
-        batch_size: int = 32,
+        batch_size: "int | str" = "auto",
         max_row_tokens: int | None = None,
         max_batch_tokens: int | None = None,
         share_prefix: bool = True,
@@ -222,9 +254,13 @@ class Session:
         }
         if group_tokens is not None:
             self.engine_options["group_tokens"] = group_tokens
+        check_batch_size(batch_size)
         self.ray = cluster_options(
             ray, self.spec, ray_workers, ray_cpus_per_worker, ray_gpus_per_worker
         )
+        # CPU threads: --threads, else the free cores, looked at again during the run (on a Ray
+        # pool each worker keeps its own fixed count)
+        self.engine_options["threads"] = threads or (None if self.ray is not None else "auto")
         self.api_options = {
             "tokenizer": tokenizer,
             "api_key_env": api_key_env,
@@ -239,6 +275,7 @@ class Session:
         self.progress = progress
         if not self.spec.is_api:
             self.spec.source()  # the model exists (no weights read yet)
+            check_local_runtime(device, dtype)  # before "loading …", not after
         check_adapter(adapter)
         self._backend: Any = None
         self._engine: Any = None
@@ -277,10 +314,19 @@ class Session:
             from negbench.core.engine import Engine, EngineConfig
 
             backend = self.backend
+            options = dict(self.engine_options)
+            if options["batch_size"] == "auto":  # a number once the device is known
+                from negbench.evaluation.autobatch import resolve_batch
+
+                auto = resolve_batch(backend, self.spec, log=self.log)
+                if options.get("max_batch_tokens"):  # the user's bound stays
+                    auto.pop("max_batch_tokens", None)
+                options.update(auto)
+                self.engine_options.update(options)
             self._engine = Engine(
                 backend,
                 self.cache,
-                EngineConfig(progress=self.progress, **self.engine_options),
+                EngineConfig(progress=self.progress, **options),
                 pool=self._pool,
             )
         return self._engine
@@ -355,7 +401,7 @@ class Session:
         modes: Sequence[str] | None = None,
         shots: Sequence[int] | None = None,
         seeds: Sequence[int] | None = None,
-        limit: int | None = None,
+        limit: int | float | None = None,
         sample: int | None = None,
         sample_seed: int = 0,
         protocol: bool = False,
@@ -473,7 +519,7 @@ def evaluate(
     modes: Sequence[str] | None = None,
     shots: Sequence[int] | None = None,
     seeds: Sequence[int] | None = None,
-    limit: int | None = None,
+    limit: int | float | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     protocol: bool = False,
