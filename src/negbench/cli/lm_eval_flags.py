@@ -44,7 +44,7 @@ FLAGS: tuple[Flag, ...] = (
         "one",
         POINTER,
         (),
-        "negbench's --config reads a YAML file of negbench's own option names "
+        "--config reads a YAML file of negbench's own option names "
         "(tasks:, shots: …; docs/yaml_tasks.md), not lm-eval's",
     ),
     Flag(
@@ -127,7 +127,7 @@ FLAGS: tuple[Flag, ...] = (
         "many",
         POINTER,
         (),
-        "negbench decodes greedily with each task's own stop sequences and token budget "
+        "greedy decoding with each task's own stop sequences and token budget "
         "(generation_kwargs in a YAML task file, docs/yaml_tasks.md); --api-seed seeds API "
         "sampling",
     ),
@@ -153,8 +153,7 @@ FLAGS: tuple[Flag, ...] = (
         "one",
         POINTER,
         (),
-        "negbench chooses subsets by whole units: --limit N (data order) or --sample N "
-        "--seed S (random)",
+        "subsets keep whole units: --limit N (data order) or --sample N --seed S (random)",
     ),
     Flag(
         "--cache_requests",
@@ -171,7 +170,7 @@ FLAGS: tuple[Flag, ...] = (
         "none",
         POINTER,
         (),
-        "negbench checks every task's records before the model loads, on every run",
+        "every task's records are checked before the model loads, on every run",
     ),
     Flag(
         "--system_instruction",
@@ -187,7 +186,7 @@ FLAGS: tuple[Flag, ...] = (
         "optional",
         POINTER,
         (),
-        "negbench sends the few-shot block and the question as one user turn, the "
+        "the few-shot block and the question go in one user turn, the "
         "description in the system turn (--chat-layout lm-eval or user)",
     ),
     Flag(
@@ -252,7 +251,7 @@ FLAGS: tuple[Flag, ...] = (
         "many",
         POINTER,
         (),
-        "negbench writes a run folder; upload it yourself (huggingface-cli upload)",
+        "a run folder is written; upload it yourself (huggingface-cli upload)",
     ),
     Flag(
         "--predict_only",
@@ -260,7 +259,7 @@ FLAGS: tuple[Flag, ...] = (
         "none",
         POINTER,
         (),
-        "negbench always scores; negbench rescore RUN recomputes metrics from saved samples",
+        "every run is scored; negbench rescore RUN recomputes metrics from saved samples",
     ),
     Flag(
         "--seed",
@@ -277,7 +276,7 @@ FLAGS: tuple[Flag, ...] = (
         "none",
         POINTER,
         (),
-        "negbench loads models with the code transformers ships; models that need remote "
+        "models load with the code transformers ships; models that need remote "
         "code are not supported",
     ),
     Flag(
@@ -286,7 +285,7 @@ FLAGS: tuple[Flag, ...] = (
         "none",
         POINTER,
         (),
-        "negbench's tasks run no task code",
+        "tasks run no task code",
     ),
     Flag(
         "--metadata",
@@ -294,7 +293,7 @@ FLAGS: tuple[Flag, ...] = (
         "many",
         POINTER,
         (),
-        "negbench tasks take their options in the task name (notadataset[sample=2000])",
+        "tasks take their options in the task name (notadataset[sample=2000])",
     ),
 )
 
@@ -338,7 +337,7 @@ def command_of(parser: argparse.ArgumentParser, name: str) -> Command | None:
 
 def pointer(flag: str, text: str) -> OptionError:
     """The one-line refusal of an lm-eval flag negbench does differently."""
-    return OptionError(f"{flag} is lm-eval's; in negbench: {text}")
+    return OptionError(f"{flag} is lm-eval's; negbench: {text}")
 
 
 def translate(
