@@ -156,8 +156,8 @@ def select(
         share = limit
         if not 0 < share < 1:
             raise ValueError(f"a fractional limit lies between 0 and 1, got {share}")
-        picked, sel = select(docs, structure, max(1, math.ceil(full * share)), None, seed)
-        return picked, replace(sel, rule=f"{share:g} of the records, so {sel.asked:,}: {sel.rule}")
+        some, sel = select(docs, structure, max(1, math.ceil(full * share)), None, seed)
+        return some, replace(sel, rule=f"{share:g} of the records, so {sel.asked:,}: {sel.rule}")
     if limit is None and sample is None:
         return docs, Selection("all", full, full, rule=f"all {_fmt(full)} records")
     if limit is not None and sample is not None:
