@@ -87,7 +87,8 @@ def test_short_forms_equals_signs_and_negbench_values_untouched():
     assert tr("show --output_path x") == ["show", "--output_path", "x"]  # other commands
 
 
-def test_profile_gets_its_own_option_names():
+def test_train_and_profile_get_their_own_option_names():
+    assert tr("train --limit 30 --output_path o") == ["train", "--eval-limit", "30", "--out", "o"]
     assert tr("profile --model m --output_path o --batch_size 4") == [
         "profile",
         "--model",

@@ -89,7 +89,7 @@ FLAGS: tuple[Flag, ...] = (
         "-L",
         "one",
         ALIAS,
-        ("--limit",),
+        ("--limit", "--eval-limit"),
         "a count, or a fraction 0 < x < 1 of each task's records; negbench takes whole units "
         "(contrast groups, blocks, pairs) spread over strata",
     ),
@@ -376,8 +376,8 @@ def translate(
         head, eq, inline_v = tok.partition("=") if tok.startswith("--") else (tok, "", "")
         inline = inline_v if eq else None
         flag = BY_NAME.get(head) or (BY_SHORT.get(head) if head not in cmd.options else None)
-        own = head in cmd.options and not (flag and flag.name == "--model_args")
-        if flag is None or (own and flag.name not in ("--tasks", "--model", "--limit")):
+        own = head in cmd.options
+        if flag is None or (own and flag.name not in ("--tasks", "--model")):
             out.append(tok)  # negbench's own option (or not an option): as it is
             if head in cmd.takes_value and inline is None and i + 1 < len(args):
                 out.append(args[i + 1])
