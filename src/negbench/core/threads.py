@@ -5,9 +5,9 @@ worst choice: a forward call ends at a barrier where every thread waits for the 
 thread that shares its core with another process is slow — on a 2-core machine beside one busy
 process the engine took 2.40 s with 2 threads and 1.00 s with 1 (0.69 s quiet).  The
 :class:`ThreadGovernor` counts the runnable tasks of *other* processes (``/proc/loadavg``'s
-running count, minus this process's running threads, sampled a few times; elsewhere the
-1-minute load average minus this process's own CPU use) and gives torch the cores left, at
-least one.  The engine calls :meth:`ThreadGovernor.tick` before each forward call; it looks
+running count, minus this process's running threads, sampled a few times, scaled to the share
+of the machine's cores this process may use; elsewhere the 1-minute load average minus this
+process's own CPU use) and gives torch the cores left, at least one.  The engine calls :meth:`ThreadGovernor.tick` before each forward call; it looks
 again every ``interval`` seconds, so a neighbour that starts or stops mid-run is noticed.
 ``--threads N`` fixes the count instead.
 """
@@ -94,7 +94,9 @@ def others_running(samples: int = 5, own: _OwnCpu | None = None) -> float:
         if i + 1 < samples:
             time.sleep(0.0005)
     if seen:
-        return sum(seen) / len(seen)
+        # /proc/loadavg counts the whole machine; with an affinity to some of its cores (a
+        # container's cpuset) only the share of the others' work on those cores competes
+        return sum(seen) / len(seen) * min(1.0, allowed_cores() / max(1, os.cpu_count() or 1))
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
