@@ -94,9 +94,15 @@ def limit_value(s: str) -> "int | float":
     """argparse type of ``--limit``: a whole number of records ≥ 1, or a share of each task's
     records strictly between 0 and 1 (lm-eval's ``--limit 0.1``), taken in whole units."""
     try:
-        return whole_number(1)(s)
-    except argparse.ArgumentTypeError:
+        n = int(s)
+    except ValueError:
         pass
+    else:
+        if n < 1:
+            raise argparse.ArgumentTypeError(
+                f"must be at least 1, got {n} (or a share: a fraction between 0 and 1)"
+            )
+        return n
     try:
         v = float(s)
     except ValueError:
