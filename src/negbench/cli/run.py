@@ -65,8 +65,8 @@ def add_parser(sub) -> None:
         "--limit",
         type=limit_value,
         default=None,
-        help="evaluate about N records (or a share, e.g. 0.1 of each task's), taken in data order by the benchmark's whole "
-        "units (CONDAQA contrast groups, This-is-not-a-Dataset blocks, minimal "
+        help="evaluate about N records (or a share of each task's, e.g. 0.1), taken in data "
+        "order by the benchmark's whole units (CONDAQA contrast groups, This-is-not-a-Dataset blocks, minimal "
         "pairs) and spread over its strata (ScoNe conditions, categories, "
         "patterns); each unit's subset rule is printed and saved",
     )
