@@ -66,9 +66,9 @@ def add_parser(sub) -> None:
         type=limit_value,
         default=None,
         help="evaluate about N records (or a share of each task's, e.g. 0.1), taken in data "
-        "order by the benchmark's whole units (CONDAQA contrast groups, This-is-not-a-Dataset blocks, minimal "
-        "pairs) and spread over its strata (ScoNe conditions, categories, "
-        "patterns); each unit's subset rule is printed and saved",
+        "order by the benchmark's whole units (CONDAQA contrast groups, "
+        "This-is-not-a-Dataset blocks, minimal pairs) and spread over its strata (ScoNe "
+        "conditions, categories, patterns); each unit's subset rule is printed and saved",
     )
     g.add_argument(
         "--sample",
