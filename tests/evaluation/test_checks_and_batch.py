@@ -28,6 +28,11 @@ def test_session_checks_device_dtype_and_batch_size_first(tiny_llama):
 
     with pytest.raises(ModelError, match="unknown device"):
         Session(tiny_llama, device="gpu0")
+    import torch
+
+    if not torch.backends.mps.is_available():
+        with pytest.raises(ModelError, match="no Apple GPU"):
+            Session(tiny_llama, device="mps")
     with pytest.raises(ModelError, match="unknown dtype"):
         Session(tiny_llama, dtype="float64")
     with pytest.raises(OptionError, match="batch size must be auto"):

@@ -78,6 +78,15 @@ def check_local_runtime(device: str, dtype: str) -> None:
         from negbench.backends.hf import check_device
 
         check_device(device)
+        if str(device).startswith("mps"):
+            import torch
+
+            if not torch.backends.mps.is_available():
+                raise ModelError(
+                    f"--device {device} asked, but this torch sees no Apple GPU (MPS)",
+                    where="--device",
+                    fix="use --device cpu (or auto)",
+                )
 
 
 def check_chat_options(chat: bool, system_prompt: str | None, chat_layout: str) -> None:
