@@ -94,6 +94,42 @@ def did_you_mean(name: str, known, n: int = 3) -> str:
     return " (did you mean " + " or ".join(repr(lower[c]) for c in close) + "?)"
 
 
+def limit_value(s: str) -> "int | float":
+    """argparse type of ``--limit``: a whole number of records ≥ 1, or a share of each task's
+    records strictly between 0 and 1 (lm-eval's ``--limit 0.1``), taken in whole units."""
+    try:
+        n = int(s)
+    except ValueError:
+        pass
+    else:
+        if n < 1:
+            raise argparse.ArgumentTypeError(
+                f"must be at least 1, got {n} (or a share: a fraction between 0 and 1)"
+            )
+        return n
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or a fraction between 0 and 1, got {s!r}"
+        ) from None
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number ≥ 1 or a fraction between 0 and 1, got {s}"
+        )
+    return v
+
+
+def batch_size_value(s: str) -> "int | str":
+    """argparse type of ``--batch-size``: ``auto`` or a whole number of rows ≥ 1."""
+    if s.strip().lower() == "auto":
+        return "auto"
+    try:
+        return whole_number(1)(s)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc} (or auto)") from None
+
+
 # -- typed option bundles ------------------------------------------------------------------------
 # The options several commands share, each declared once: ``Bundle.add_to(parser)`` adds them
 # (an argument group, or the ``only`` ones), ``Bundle.from_args(args)`` builds the typed bundle
@@ -321,7 +357,9 @@ class EngineOptions(_Bundle):
 
     #: True: negbench's cache file; a path: that file; None: no cache
     cache: str | bool | None = True
-    batch_size: int = 32
+    #: rows per forward pass, or "auto": 32 on a CPU, on a GPU the largest call that fits
+    #: (probed once per model and device, evaluation/autobatch.py)
+    batch_size: int | str = "auto"
     max_row_tokens: int | None = None
     max_batch_tokens: int | None = None
     share_prefix: bool = True
@@ -344,9 +382,10 @@ class EngineOptions(_Bundle):
         "batch_size": Flag(
             ("--batch-size",),
             {
-                "type": whole_number(1),
-                "default": 32,
-                "help": "rows per forward pass (default: %(default)s)",
+                "type": batch_size_value,
+                "default": "auto",
+                "help": "rows per forward pass, or auto: 32 on a CPU; on a GPU the largest call "
+                "that fits, found once per model and device and remembered (default: auto)",
             },
         ),
         "max_row_tokens": Flag(

@@ -43,7 +43,9 @@ def fill(path: Path, sheet: list[dict], answers: dict[str, list[str]]) -> Path:
 
 # -- sampling -------------------------------------------------------------------------------------
 def test_seeded_sample_plain_and_stratified():
-    assert sheets.seeded_sample([0] * 10, 4, 7, False) == sorted(random.Random(7).sample(range(10), 4))
+    assert sheets.seeded_sample([0] * 10, 4, 7, False) == sorted(
+        random.Random(7).sample(range(10), 4)
+    )
     strata = ["a"] * 6 + ["b"] * 3 + ["c"]
     got = sheets.seeded_sample(strata, 5, 1, True)
     # one each, then 2 more over the remaining sizes 5, 2, 0 (of 7): 10/7 -> 1 (rem 3/7),

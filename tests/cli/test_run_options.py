@@ -94,7 +94,8 @@ def test_default_folder_refuses_a_different_run_of_the_same_name(
             ["--model", "smollm2-135m-instrct"],
             ["unknown model 'smollm2-135m-instrct' (did you mean 'smollm2-135m-instruct'"],
         ),
-        (["--seed", "3"], ["--seed is the seed of --sample's draw, but --sample is not given"]),
+        (["--seed", "3"], ["(--seed) is the seed of --sample's draw, but --sample is not given"]),
+        (["--sample-seed", "3"], ["--sample-seed (--seed) is the seed of --sample's draw"]),
         (["--limit", "3", "--sample", "4"], ["--limit and --sample both choose a subset"]),
     ],
 )

@@ -142,8 +142,13 @@ def test_results_in_memory(tiny_llama, tmp_path):
     pd = pytest.importorskip("pandas")
     df = res.to_pandas()
     assert isinstance(df, pd.DataFrame)
-    acc = df[(df.metric == "acc") & (df.unit == "negation-mini.cloze.0shot")]["value"].item()
-    assert acc == res.units["negation-mini.cloze.0shot"].metrics["acc"]
+    row = df[(df.metric == "acc") & (df.unit == "negation-mini.cloze.0shot")]
+    ms = res.units["negation-mini.cloze.0shot"].metrics
+    assert row["value"].item() == ms["acc"]
+    assert [row["ci_low"].item(), row["ci_high"].item()] == ms["acc_ci95"]  # the interval
+    assert row["ci_low"].item() <= ms["acc"] <= row["ci_high"].item()
+    assert row["n"].item() == 5
+    assert not df.metric.str.endswith(("_ci95", "_stderr")).any() and "n" not in set(df.metric)
     with pytest.raises(KeyError):
         res.samples("no-such-unit")
 

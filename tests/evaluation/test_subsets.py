@@ -208,3 +208,15 @@ def test_nubench_fixture_limit_spreads_over_categories(monkeypatch):
     part = Counter(d["choice2_type"] for d in got)
     assert sel.n == 10 and "local-negation categories" in sel.rule
     assert all(abs(part[k] - 10 * full[k] / len(docs)) <= 1 for k in full)
+
+
+def test_limit_as_a_share_is_counted_as_lm_eval_and_taken_in_whole_units():
+    docs = _docs([{"g": g} for g in "aaabbbcccddd"])
+    st = Structure(unit=("g",), unit_name="group", units_name="groups")
+    got, sel = select(docs, st, limit=0.25)  # ceil(0.25 × 12) = 3: one whole group
+    assert [d["g"] for d in got] == list("aaa") and sel.asked == 3 and sel.how == "limit"
+    assert sel.rule.startswith("0.25 of the records, so 3: whole groups in data order")
+    got, sel = select(docs, st, limit=0.3)  # ceil(3.6) = 4: within half a group of 4 → 3
+    assert sel.asked == 4 and sel.n == 3
+    got, sel = select(_docs([{"g": "a"}] * 3), st, limit=0.01)  # at least one record asked
+    assert sel.asked == 1 and sel.n == 3

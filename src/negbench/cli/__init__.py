@@ -78,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         print(exc.render(), file=sys.stderr)
         return exc.exit_code
     parser = build_parser()
+    try:  # lm-eval's flags (--output_path, --num_fewshot …): negbench's options, or a pointer
+        from negbench.cli.lm_eval_flags import translate_argv
+
+        raw = translate_argv(raw, parser)
+    except NegbenchError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
     args = parser.parse_args(raw)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     stop_on_ctrl_c()  # even when started with SIGINT ignored

@@ -15,6 +15,7 @@ from negbench.options import (
     ModelOptions,
     SessionOptions,
 )
+from negbench.options import limit_value
 from negbench.options import names_once as _names_once
 from negbench.options import whole_number as _int, whole_numbers as _ints
 
@@ -58,8 +59,8 @@ def add_parser(sub) -> None:
         "--seeds",
         type=_ints(0),
         default=None,
-        help="comma-separated few-shot sampling seeds (default: the task's; "
-        "0-shot units ignore seeds)",
+        help="comma-separated seeds of the few-shot examples' draw, one unit each (default: "
+        "the task's; 0-shot units ignore seeds); --sample's seed is --sample-seed",
     )
     g.add_argument(
         "--protocol",
@@ -69,12 +70,12 @@ def add_parser(sub) -> None:
     )
     g.add_argument(
         "--limit",
-        type=_int(1),
+        type=limit_value,
         default=None,
-        help="evaluate about N records, taken in data order by the benchmark's whole "
-        "units (CONDAQA contrast groups, This-is-not-a-Dataset blocks, minimal "
-        "pairs) and spread over its strata (ScoNe conditions, categories, "
-        "patterns); each unit's subset rule is printed and saved",
+        help="evaluate about N records (or a share of each task's, e.g. 0.1), taken in data "
+        "order by the benchmark's whole units (CONDAQA contrast groups, "
+        "This-is-not-a-Dataset blocks, minimal pairs) and spread over its strata (ScoNe "
+        "conditions, categories, patterns); each unit's subset rule is printed and saved",
     )
     g.add_argument(
         "--sample",
@@ -84,16 +85,18 @@ def add_parser(sub) -> None:
         "units and strata as --limit",
     )
     g.add_argument(
+        "--sample-seed",
         "--seed",
         type=_int(0),
         default=None,
         dest="sample_seed",
-        help="seed of --sample's draw (default: 0); --seeds are the few-shot seeds",
+        help="seed of --sample's random draw of records (default: 0; --seed is the same "
+        "option); not the few-shot seeds, which are --seeds",
     )
     g.add_argument(
         "--chat",
         action="store_true",
-        help="wrap each prompt in the model's chat template (as one user turn)",
+        help="wrap each prompt in the model's chat template (layout: --chat-layout)",
     )
     g.add_argument("--system-prompt", default=None, help="system message used with --chat")
     g.add_argument(
@@ -158,9 +161,10 @@ def run(args) -> int:
     check_chat_options(args.chat, args.system_prompt, args.chat_layout)
     if args.sample_seed is not None and args.sample is None:
         raise OptionError(
-            "--seed is the seed of --sample's draw, but --sample is not given",
-            where="--seed",
-            fix="add --sample N, or use --seeds for few-shot seeds",
+            "--sample-seed (--seed) is the seed of --sample's draw, but --sample is not given",
+            where="--sample-seed / --seed",
+            fix="add --sample N, or use --seeds for few-shot seeds (lm-eval's --seed sets "
+            "its few-shot seed: here --seeds S)",
         )
     if args.limit is not None and args.sample is not None:
         raise OptionError(

@@ -35,6 +35,8 @@ import numpy as np
 
 from negbench.core.backend import PackedBatch, RequestJob, row_inputs
 from negbench.core.cache import ResponseCache
+from negbench.core.oom import OomSafe
+from negbench.core.threads import thread_governor
 from negbench.core.requests import (
     GenerationRequest,
     GenerationResponse,
@@ -109,6 +111,8 @@ class EngineConfig:
     prefetch: bool | None = None  # prepare the next forward call on a worker thread while
     # one runs; None: on a GPU only (on a CPU the thread
     # takes cores from the forward)
+    threads: int | str | None = None  # CPU threads: "auto" = the cores free now, looked at
+    # again during the run (negbench.core.threads); N = fixed; None = leave torch's setting
 
 
 @dataclass
@@ -148,6 +152,8 @@ class Engine:
                 if hasattr(backend, name) and getattr(self.config, name) is not None:
                     setattr(backend, name, getattr(self.config, name))  # as the engine is told
         self.stats = EngineStats()  # every run of this engine, added up
+        self.oom = OomSafe()  # forward calls split in halves when they run out of memory
+        self.threads = thread_governor(backend, self.config.threads)  # CPU: the free cores
         self._meta: dict[str, dict] = {}  # provenance of answers that arrived in this process
 
     # -- public --------------------------------------------------------------------------------
@@ -457,6 +463,7 @@ class Engine:
         be = self.backend
         forward = getattr(be, "forward_batch", None) or _rows_forward(be)
         stage = getattr(be, "stage", None)
+        forward = self.oom.wrap(forward, stage)
         prefixes: dict[int, object] = {}
         in_flight: list = []
         slot_lp = np.zeros(lay.n_slots, dtype=np.float64)
@@ -489,6 +496,7 @@ class Engine:
                 made = ahead.pop(c).result() if c in ahead else prepare(c)
                 if pool is not None and c in following:  # the next call, made meanwhile
                     ahead[following[c]] = pool.submit(prepare, following[c])
+                self.threads.tick()  # cheap; looks at the free cores every few seconds
                 pending, kv = forward(
                     made[3],
                     prefixes.get(call.prefix) if call.prefix else None,

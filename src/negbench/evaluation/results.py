@@ -109,8 +109,10 @@ class Results:
         return json.loads(json.dumps(self.data, ensure_ascii=False))
 
     def to_pandas(self):
-        """One row per unit and numeric metric: unit, task, mode, shots, seed, metric, value
-        (needs pandas)."""
+        """One row per unit and numeric metric: unit, task, mode, shots, seed, metric, value,
+        its 95 % interval (ci_low, ci_high; empty where the metric has none), its standard
+        error where saved, and n, the records the unit scored (needs pandas).  The intervals
+        and standard errors are columns, not rows of their own."""
         try:
             import pandas as pd
         except ImportError:
@@ -120,23 +122,35 @@ class Results:
                 "Results.to_pandas() needs pandas, which is not installed",
                 fix="pip install pandas (or use to_dict())",
             ) from None
-        rows = [
-            {
-                "unit": u.name,
-                "task": u.task,
-                "mode": u.mode,
-                "shots": u.shots,
-                "seed": u.seed,
-                "metric": m,
-                "value": v,
-            }
-            for u in self.units.values()
-            for m, v in u.metrics.items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)
-        ]
-        return pd.DataFrame(
-            rows, columns=["unit", "task", "mode", "shots", "seed", "metric", "value"]
-        )
+        rows = []
+        for name, u in self.units.items():
+            ms = u.metrics
+            head = self.data["units"][name].get("headline") or {}
+            n = ms.get("n") if isinstance(ms.get("n"), int) else head.get("n")
+            for m, v in ms.items():
+                if m == "n" or m.endswith(("_ci95", "_stderr")):
+                    continue
+                if not isinstance(v, (int, float)) or isinstance(v, bool):
+                    continue
+                ci = ms.get(f"{m}_ci95")
+                ok = isinstance(ci, (list, tuple)) and len(ci) == 2
+                se = ms.get(f"{m}_stderr")
+                rows.append(
+                    {
+                        "unit": u.name,
+                        "task": u.task,
+                        "mode": u.mode,
+                        "shots": u.shots,
+                        "seed": u.seed,
+                        "metric": m,
+                        "value": v,
+                        "ci_low": ci[0] if ok else None,
+                        "ci_high": ci[1] if ok else None,
+                        "stderr": se if isinstance(se, (int, float)) else None,
+                        "n": n,
+                    }
+                )
+        return pd.DataFrame(rows, columns=list(PANDAS_COLUMNS))
 
     def summary(self, units: bool = False, all_metrics: bool = False) -> str:
         """What ``negbench run`` prints: per group one line — the benchmark's headline metric,
@@ -148,6 +162,22 @@ class Results:
     def __repr__(self) -> str:
         where = f", output={str(self.output)!r}" if self.output else ""
         return f"Results(model={self.model.get('spec')!r}, units={len(self.data['units'])}{where})"
+
+
+#: The columns of :meth:`Results.to_pandas`.
+PANDAS_COLUMNS = (
+    "unit",
+    "task",
+    "mode",
+    "shots",
+    "seed",
+    "metric",
+    "value",
+    "ci_low",
+    "ci_high",
+    "stderr",
+    "n",
+)
 
 
 # -- text ------------------------------------------------------------------------------------------

@@ -38,7 +38,8 @@ class RunConfig:
     modes: list[str] | None = None  # None: each task's default modes
     shots: list[int] | None = None  # None: each task's default shots
     seeds: list[int] | None = None  # None: each task's default seeds
-    limit: int | None = None  # about N records: whole units, across strata, data order
+    limit: int | float | None = None  # about N records (or a share 0 < x < 1 of each
+    # task's records): whole units, across strata, data order
     protocol: bool = False  # each task's paper protocol (shots × seeds)
     chat: bool = False
     system_prompt: str | None = None
@@ -210,8 +211,14 @@ def check_subset_options(cfg: RunConfig) -> None:
             where="--limit / --sample",
             fix="give one: --limit N (data order) or --sample N --seed S (random)",
         )
+    if isinstance(cfg.limit, float) and not 0 < cfg.limit < 1:
+        raise OptionError(
+            f"--limit as a share must lie between 0 and 1, got {cfg.limit}",
+            where="--limit",
+            fix="give a whole number of records, or a fraction such as 0.1",
+        )
     for name, v in (("--limit", cfg.limit), ("--sample", cfg.sample)):
-        if v is not None and v < 1:
+        if v is not None and not isinstance(v, float) and v < 1:
             raise OptionError(f"{name} must be at least 1, got {v}", where=name)
 
 

@@ -49,6 +49,47 @@ def check_adapter(adapter: str | None) -> None:
         )
 
 
+def check_batch_size(batch_size: "int | str") -> None:
+    """``auto`` or a whole number of rows ≥ 1."""
+    if batch_size == "auto" or (
+        isinstance(batch_size, int) and not isinstance(batch_size, bool) and batch_size >= 1
+    ):
+        return
+    from negbench.errors import OptionError
+
+    raise OptionError(
+        f"batch size must be auto or a whole number ≥ 1, got {batch_size!r}",
+        where="--batch-size",
+        fix="give --batch-size auto (the default) or a number of rows",
+    )
+
+
+def check_local_runtime(device: str, dtype: str) -> None:
+    """The device (CUDA present, the index in range) and dtype of a local model, checked before
+    the model loads: ``--device cuda`` on a machine without one is refused before "loading …"."""
+    from negbench.errors import ModelError
+
+    if dtype not in ("auto", "float32", "bfloat16", "float16"):
+        raise ModelError(
+            f"unknown dtype '{dtype}'",
+            where="--dtype",
+            fix="use float32, bfloat16, float16 or auto",
+        )
+    if device not in (None, "auto"):
+        from negbench.backends.hf import check_device
+
+        check_device(device)
+        if str(device).startswith("mps"):
+            import torch
+
+            if not torch.backends.mps.is_available():
+                raise ModelError(
+                    f"--device {device} asked, but this torch sees no Apple GPU (MPS)",
+                    where="--device",
+                    fix="use --device cpu (or auto)",
+                )
+
+
 def check_chat_options(chat: bool, system_prompt: str | None, chat_layout: str) -> None:
     if not chat and (system_prompt is not None or chat_layout != "lm-eval"):
         from negbench.errors import OptionError
@@ -107,7 +148,7 @@ def run_folder_name(
     shots: list[int] | None = None,
     seeds: list[int] | None = None,
     protocol: bool = False,
-    limit: int | None = None,
+    limit: int | float | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     adapter: str | None = None,
@@ -209,13 +250,18 @@ class Session:
         }
         if e.group_tokens is not None:
             self.engine_options["group_tokens"] = e.group_tokens
+        check_batch_size(e.batch_size)
         self.ray = cluster_options(
             c.ray, self.spec, c.ray_workers, c.ray_cpus_per_worker, c.ray_gpus_per_worker
         )
+        # CPU threads: --threads, else the free cores, looked at again during the run (on a Ray
+        # pool each worker keeps its own fixed count)
+        self.engine_options["threads"] = m.threads or (None if self.ray is not None else "auto")
         self.cache_setting = e.cache
         self.progress = progress
         if not self.spec.is_api:
             self.spec.source()  # the model exists (no weights read yet)
+            check_local_runtime(m.device, m.dtype)  # before "loading …", not after
         check_adapter(m.adapter)
         self._backend: Any = None
         self._engine: Any = None
@@ -254,10 +300,19 @@ class Session:
             from negbench.core.engine import Engine, EngineConfig
 
             backend = self.backend
+            options = dict(self.engine_options)
+            if options["batch_size"] == "auto":  # a number once the device is known
+                from negbench.evaluation.autobatch import resolve_batch
+
+                auto = resolve_batch(backend, self.spec, log=self.log)
+                if options.get("max_batch_tokens"):  # the user's bound stays
+                    auto.pop("max_batch_tokens", None)
+                options.update(auto)
+                self.engine_options.update(options)
             self._engine = Engine(
                 backend,
                 self.cache,
-                EngineConfig(progress=self.progress, **self.engine_options),
+                EngineConfig(progress=self.progress, **options),
                 pool=self._pool,
             )
         return self._engine
@@ -332,7 +387,7 @@ class Session:
         modes: Sequence[str] | None = None,
         shots: Sequence[int] | None = None,
         seeds: Sequence[int] | None = None,
-        limit: int | None = None,
+        limit: int | float | None = None,
         sample: int | None = None,
         sample_seed: int = 0,
         protocol: bool = False,
@@ -450,7 +505,7 @@ def evaluate(
     modes: Sequence[str] | None = None,
     shots: Sequence[int] | None = None,
     seeds: Sequence[int] | None = None,
-    limit: int | None = None,
+    limit: int | float | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     protocol: bool = False,

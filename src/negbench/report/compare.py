@@ -158,38 +158,31 @@ def compare_runs(
             fix="compare two runs of the same task(s)",
         )
     warnings = _check_data(a, b, common, force)
-    skipped = []
-    shared_units = []
-    for name, u in a.units.items():
-        if u.task not in common:
-            continue
-        if name in b.units:
-            shared_units.append(name)
-        else:
-            skipped.append({"unit": name, "reason": "only in A"})
-    for name, u in b.units.items():
-        if u.task in common and name not in a.units:
-            skipped.append({"unit": name, "reason": "only in B"})
-    if not shared_units:
+    skipped: list[dict] = []
+    pairs = _unit_pairs(a, b, common, skipped)
+    if not pairs:
         raise DataError(
-            "the runs share no unit (same task, mode, shots and seed) to pair",
+            "the runs share no unit (same task, shots and seed) to pair",
             path=f"{a.path / 'results.json'} vs {b.path / 'results.json'}",
-            fix="compare runs made with the same --modes / --shots / --seeds",
+            fix="compare runs made with the same --shots / --seeds",
         )
-    groups: dict[tuple, list[str]] = {}
-    for n in shared_units:
-        u = a.units[n]
-        groups.setdefault((u.task, u.mode, u.shots), []).append(n)
+    groups: dict[tuple, list[tuple[str, str]]] = {}
+    for na, nb in pairs:
+        ua, ub = a.units[na], b.units[nb]
+        mode = ua.mode if ua.mode == ub.mode else f"{ua.mode} vs {ub.mode}"
+        groups.setdefault((ua.task, mode, ua.shots), []).append((na, nb))
     out_groups, out_units, flips = [], [], []
     for (task, mode, k), names in groups.items():
-        gid = f"{task}.{mode}.{k}shot"
+        gid = f"{task}.{mode.replace(' vs ', '-vs-')}.{k}shot"
         pa_all, pb_all, clusters = [], [], []
         unit_rows = []
-        metric = None
-        for n in names:
-            ua = a.units[n]
-            ra, rb = a.samples(n), b.samples(n)
-            metric = metric or primary_metric(task, mode, ua.metrics, ra[0] if ra else None)
+        metric = metric_b = None
+        for na, nb in names:
+            n = na if na == nb else f"{na} vs {nb}"
+            ua, ub = a.units[na], b.units[nb]
+            ra, rb = a.samples(na), b.samples(nb)
+            metric = metric or primary_metric(task, ua.mode, ua.metrics, ra[0] if ra else None)
+            metric_b = metric_b or primary_metric(task, ub.mode, ub.metrics, rb[0] if rb else None)
             ia = {str(r.get("doc_id", i)): r for i, r in enumerate(ra)}
             ib = {str(r.get("doc_id", i)): r for i, r in enumerate(rb)}
             ids = [d for d in ia if d in ib]
@@ -201,11 +194,11 @@ def compare_runs(
             pa, pb = [], []
             for d in ids:
                 x, y = ia[d], ib[d]
-                sa, sb = _score(x, metric), _score(y, metric)
+                sa, sb = _score(x, metric), _score(y, metric_b)
                 pa.append(sa)
                 pb.append(sb)
                 if sa != sb:
-                    ca, cb = is_correct(x, metric), is_correct(y, metric)
+                    ca, cb = is_correct(x, metric), is_correct(y, metric_b)
                     flips.append(
                         {
                             "group": gid,
@@ -221,8 +214,9 @@ def compare_runs(
                             "b_error_type": error_type(y, cb),
                         }
                     )
+            shown = metric if metric == metric_b else f"{metric} vs {metric_b}"
             unit_rows.append(
-                _stats(n, task, mode, k, metric, [n], pa, pb, ids, n_resamples, seed, alpha)
+                _stats(n, task, mode, k, shown, [n], pa, pb, ids, n_resamples, seed, alpha)
             )
             pa_all += pa
             pb_all += pb
@@ -234,7 +228,7 @@ def compare_runs(
             task,
             mode,
             k,
-            metric,
+            metric if metric == metric_b else f"{metric} vs {metric_b}",
             [r["id"] for r in unit_rows],
             pa_all,
             pb_all,
@@ -255,8 +249,9 @@ def compare_runs(
             "bootstrap_resamples": n_resamples,
             "seed": seed,
             "alpha": alpha,
-            "pairing": "doc_id within units of the same name; the bootstrap "
-            "resamples documents (all seeds of a document together)",
+            "pairing": "doc_id within units of the same name (when the runs share none: "
+            "units of the same task, shots and seed in different scoring modes); the "
+            "bootstrap resamples documents (all seeds of a document together)",
         },
         "groups": out_groups,
         "units": out_units,
@@ -264,6 +259,26 @@ def compare_runs(
         "skipped": skipped,
         "warnings": warnings,
     }
+
+
+def _unit_pairs(a: Run, b: Run, tasks: Sequence[str], skipped: list[dict]) -> list[tuple[str, str]]:
+    """(unit of A, unit of B) to pair: units of the same name; when the runs share none, units
+    of the same task, shots and seed in different scoring modes (cloze in A against letter in
+    B: the same items scored two ways, paired by doc_id).  Units left out go to ``skipped``."""
+    ua = [n for n, u in a.units.items() if u.task in tasks]
+    ub = [n for n, u in b.units.items() if u.task in tasks]
+    pairs = [(n, n) for n in ua if n in b.units]
+    if not pairs:
+
+        def key(u):
+            return (u.task, u.shots, u.seed)
+
+        pairs = [(na, nb) for na in ua for nb in ub if key(a.units[na]) == key(b.units[nb])]
+    in_a = {na for na, _ in pairs}
+    in_b = {nb for _, nb in pairs}
+    skipped += [{"unit": n, "reason": "only in A"} for n in ua if n not in in_a]
+    skipped += [{"unit": n, "reason": "only in B"} for n in ub if n not in in_b]
+    return pairs
 
 
 def _score(rec: dict, metric: str | None) -> float:

@@ -22,8 +22,9 @@ n, the full size, and the rule in one sentence.
 
 from __future__ import annotations
 
+import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Hashable, Sequence
 
 from negbench.scoring.task import Doc, Structure
@@ -142,13 +143,21 @@ def plural(word: str) -> str:
 def select(
     docs: Sequence[Doc],
     structure: Structure,
-    limit: int | None = None,
+    limit: int | float | None = None,
     sample: int | None = None,
     seed: int = 0,
 ) -> tuple[Sequence[Doc], Selection]:
     """The records to evaluate and how they were chosen (``limit`` and ``sample`` exclusive;
-    neither: all of them, ``docs`` itself)."""
+    neither: all of them, ``docs`` itself).  A ``limit`` between 0 and 1 is a share of the
+    records (lm-eval's ``--limit 0.1``): ``ceil(share × records)``, as lm-eval counts it, then
+    taken in whole units like a count."""
     full = len(docs)
+    if isinstance(limit, float):
+        share = limit
+        if not 0 < share < 1:
+            raise ValueError(f"a fractional limit lies between 0 and 1, got {share}")
+        some, sel = select(docs, structure, max(1, math.ceil(full * share)), None, seed)
+        return some, replace(sel, rule=f"{share:g} of the records, so {sel.asked:,}: {sel.rule}")
     if limit is None and sample is None:
         return docs, Selection("all", full, full, rule=f"all {_fmt(full)} records")
     if limit is not None and sample is not None:
