@@ -41,7 +41,9 @@ def sdpa_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
     """Boolean masks (True = attend) from positions and subtree ends ([B, L] tensors on the
     device), one per layer type.  Boolean on every device: what GPU kernels take, and on a CPU
     as fast as additive float masks (Gemma 3 270M, a 4 × 512-token batch after a 220-token
-    prefix, one thread: 5.5-5.7 s either way, alternating)."""
+    prefix, one thread: 5.5-5.7 s either way, alternating).  Every [B, L, P + L] temporary is
+    boolean: the window test compares ``pos[q] - window`` ([B, L, 1]) with the keys' positions
+    instead of materialising their int64 differences (512 MiB at B = 16, L = 2,048)."""
     B, L = end.shape
     ar = torch.arange(L, device=end.device)
     tree = (ar[None, None, :] <= ar[None, :, None]) & (ar[None, :, None] <= end[:, None, :])
@@ -56,28 +58,57 @@ def sdpa_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
                 kpos = torch.cat(
                     [torch.arange(prefix_len, device=pos.device).expand(B, -1), pos], 1
                 )
-            m = tree & ((pos[:, :, None] - kpos[:, None, :]) < window)
+            m = tree & (kpos[:, None, :] > (pos - window)[:, :, None])
         out[kind] = m[:, None]
     return _one_or_dict(out)
 
 
+def key_axis(torch, pos, end, prefix_len: int):
+    """The rule on the key axis: for each of the ``P + L`` keys of every row, the first and last
+    query index that may attend it and its position ([B, P + L] tensors each; prefix keys: every
+    query, positions ``0 .. P - 1``).  A FlexAttention mask function reads only these and the
+    queries' positions, so it holds no Python integer that varies from call to call (the prefix
+    length, the row length): torch.compile would specialise on each and build a new kernel."""
+    B, L = end.shape
+    ar = torch.arange(L, device=end.device).expand(B, -1)
+    first, last, kpos = ar, end, pos
+    if prefix_len:
+        P = torch.arange(prefix_len, device=end.device).expand(B, -1)
+        first = torch.cat([torch.zeros_like(P), ar], 1)
+        last = torch.cat([torch.full_like(P, L - 1), end], 1)
+        kpos = torch.cat([P, pos], 1)
+    return first.contiguous(), last.contiguous(), kpos.contiguous()
+
+
+def tree_mask_mod(first, last, qpos, kpos, window: int | None):
+    """FlexAttention's ``mask_mod`` for the rule (:func:`key_axis`'s tensors; ``qpos``: the
+    queries' positions).  The window is captured by a closure, never by a default argument:
+    torch 2.11's compile cache does not guard default arguments, so a graph built for a sliding
+    layer was reused for the full-attention layers (issue 32, item 1)."""
+    if window:
+        w = window
+
+        def tree_window(b, h, q, kv):
+            return (first[b, kv] <= q) & (q <= last[b, kv]) & (kpos[b, kv] > qpos[b, q] - w)
+
+        return tree_window
+
+    def tree(b, h, q, kv):
+        return (first[b, kv] <= q) & (q <= last[b, kv])
+
+    return tree
+
+
 def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None]):
-    """FlexAttention block masks from the same rule, one per layer type."""
+    """FlexAttention block masks from the same rule, one per layer type (each built once per
+    call and shared by all the layers of its type)."""
     from torch.nn.attention.flex_attention import create_block_mask
 
     B, L = end.shape
-    P = prefix_len
+    first, last, kpos = key_axis(torch, pos, end, prefix_len)
+    qpos = pos.contiguous()
     out = {}
     for kind, window in windows.items():
-
-        def tree(b, h, q, kv, window=window):
-            k = (kv - P).clamp(0, L - 1)
-            qq = q.clamp(max=L - 1)
-            ok = (kv < P) | ((k <= qq) & (qq <= end[b, k]))
-            if window:
-                kp = torch.where(kv < P, kv, pos[b, k])
-                ok = ok & ((pos[b, qq] - kp) < window)
-            return ok
-
-        out[kind] = create_block_mask(tree, B, None, L, P + L, device=end.device)
+        rule = tree_mask_mod(first, last, qpos, kpos, window)
+        out[kind] = create_block_mask(rule, B, None, L, prefix_len + L, device=end.device)
     return _one_or_dict(out)
