@@ -71,32 +71,31 @@ def key_axis(torch, pos, end, prefix_len: int):
     length, the row length): torch.compile would specialise on each and build a new kernel."""
     B, L = end.shape
     ar = torch.arange(L, device=end.device).expand(B, -1)
-    first, last, kpos = ar, end, pos
-    if prefix_len:
-        P = torch.arange(prefix_len, device=end.device).expand(B, -1)
-        first = torch.cat([torch.zeros_like(P), ar], 1)
-        last = torch.cat([torch.full_like(P, L - 1), end], 1)
-        kpos = torch.cat([P, pos], 1)
-    return first.contiguous(), last.contiguous(), kpos.contiguous()
+    P = torch.arange(prefix_len, device=end.device).expand(B, -1)
+    # new contiguous tensors every call (torch.cat even where P = 0): one memory layout and
+    # one tensor kind (inference mode or not), which compiled kernels guard on
+    first = torch.cat([torch.zeros_like(P), ar], 1)
+    last = torch.cat([torch.full_like(P, L - 1), end], 1)
+    kpos = torch.cat([P, pos], 1)
+    return first, last, kpos
 
 
-def tree_mask_mod(first, last, qpos, kpos, window: int | None):
+def tree_mask_mod(first, last, qpos, kpos, window):
     """FlexAttention's ``mask_mod`` for the rule (:func:`key_axis`'s tensors; ``qpos``: the
-    queries' positions).  The window is captured by a closure, never by a default argument:
-    torch 2.11's compile cache does not guard default arguments, so a graph built for a sliding
-    layer was reused for the full-attention layers (issue 32, item 1)."""
-    if window:
-        w = window
-
-        def tree_window(b, h, q, kv):
-            return (first[b, kv] <= q) & (q <= last[b, kv]) & (kpos[b, kv] > qpos[b, q] - w)
-
-        return tree_window
+    queries' positions; ``window``: a 0-d tensor, a huge one for full attention).  One code
+    object and tensors alone in its closure: every layer type and call shares one compiled
+    kernel (torch.compile guards on the code object and specialises on Python numbers).  Never
+    a default argument: torch 2.11's compile cache does not guard default arguments, so a graph
+    built for a sliding layer was reused for the full-attention layers (issue 32, item 1)."""
 
     def tree(b, h, q, kv):
-        return (first[b, kv] <= q) & (q <= last[b, kv])
+        return (first[b, kv] <= q) & (q <= last[b, kv]) & (kpos[b, kv] > qpos[b, q] - window)
 
     return tree
+
+
+#: The window of a full-attention layer in :func:`tree_mask_mod` (no position gap reaches it).
+NO_WINDOW = 1 << 40
 
 
 def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None]):
@@ -106,9 +105,10 @@ def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None])
 
     B, L = end.shape
     first, last, kpos = key_axis(torch, pos, end, prefix_len)
-    qpos = pos.contiguous()
+    qpos = pos.clone(memory_format=torch.contiguous_format)
     out = {}
     for kind, window in windows.items():
-        rule = tree_mask_mod(first, last, qpos, kpos, window)
+        w = torch.full((), window or NO_WINDOW, dtype=torch.int64, device=end.device)
+        rule = tree_mask_mod(first, last, qpos, kpos, w)
         out[kind] = create_block_mask(rule, B, None, L, prefix_len + L, device=end.device)
     return _one_or_dict(out)

@@ -70,6 +70,8 @@ class HFBackend(HFTokenization):
         attn = attention_choice(attn_implementation, self.device)
         adapter_fp, adapter_train = self._load_model(adapter, attn, revision)
         self.attention = getattr(self.model.config, "_attn_implementation", attn)
+        if self.attention == "flex_attention":
+            _contiguous_flex(self.model)
         self._fwd_seconds = 0.0
         self._events: list = []
         cfg = self.model.config
@@ -315,15 +317,13 @@ class HFBackend(HFTokenization):
             t = torch.from_numpy(np.ascontiguousarray(x))
             return t.pin_memory().to(self.device, non_blocking=True) if cuda else t
 
-        end = batch.end
-        if end is None and self.attention == "flex_attention":
-            col = np.arange(batch.ids.shape[1], dtype=np.int64)
-            last = (batch.lengths - 1)[:, None]
-            end = np.where(col[None, :] <= last, last, col[None, :])
+        ids, pos, end = batch.ids, batch.pos, batch.end
+        if self.attention == "flex_attention":
+            ids, pos, end = flex_shape(ids, pos, end, batch.lengths)
         return _Staged(
             batch,
-            dev(batch.ids),
-            dev(batch.pos),
+            dev(ids),
+            dev(pos),
             None if end is None else dev(end),
             dev(batch.q_row),
             dev(batch.q_col),
@@ -366,7 +366,7 @@ class HFBackend(HFTokenization):
             elif keep_kv:
                 cache = DynamicCache()
             else:  # keeps nothing; see _through_cache
-                cache = _through_cache(self.n_layers, self.attention == "flex_attention")
+                cache = _through_cache(self.n_layers)
             out = self.decoder(
                 input_ids=st.ids,
                 attention_mask=mask,
@@ -391,8 +391,11 @@ class HFBackend(HFTokenization):
                 am = hidden.new_zeros(0, dtype=torch.long)
             new_kv = None
             if keep_kv:
+                # FlexAttention's padding (flex_shape) left out
+                n = prefix_len + st.batch.ids.shape[1]
                 new_kv = [
-                    (layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers
+                    (layer.keys[:1, :, :n].clone(), layer.values[:1, :, :n].clone())
+                    for layer in cache.layers
                 ]
             pending = _Pending(lp, am)
         self._clock_stop()
@@ -705,6 +708,34 @@ def _mm_float(torch, h, w):
     return torch.mm(h, w.t()).float()
 
 
+#: FlexAttention's block (tokens): its kernels work in blocks of 128 queries × 128 keys.
+FLEX_BLOCK = 128
+
+
+def flex_shape(ids: np.ndarray, pos: np.ndarray, end: np.ndarray | None, lengths: np.ndarray):
+    """A batch's arrays as FlexAttention takes them: subtree ends for unbranched rows too (each
+    token's row end), and at least 2 rows of a multiple of :data:`FLEX_BLOCK` tokens, at least
+    two blocks.  Why: torch.compile specialises every size that is 1 (one row, one block, one
+    query), so a run mixing prefix calls (one row) and small calls with full batches compiled a
+    kernel per combination, until torch's limit of 8 sent FlexAttention back to its unfused
+    path (issue 32, item 2).  Padded rows and tokens attend themselves only; nothing is scored
+    there.  The kernel itself rounds rows up to whole blocks, so the padding is nearly free in
+    attention; the linear layers see at most a block more per row."""
+    B, L = ids.shape
+    if end is None:
+        col = np.arange(L, dtype=np.int64)
+        last = (lengths - 1)[:, None]
+        end = np.where(col[None, :] <= last, last, col[None, :])
+    B2 = max(B, 2)
+    L2 = max(2 * FLEX_BLOCK, -(-L // FLEX_BLOCK) * FLEX_BLOCK)
+    if (B2, L2) == (B, L):
+        return ids, pos, end
+    grow = ((0, B2 - B), (0, L2 - L))
+    full = np.broadcast_to(np.arange(L2, dtype=np.int64), (B2, L2)).copy()
+    full[:B, :L] = end
+    return np.pad(ids, grow), np.pad(pos, grow), full
+
+
 class _Staged:
     """A :class:`PackedBatch` with its arrays on the device (``HFBackend.stage``)."""
 
@@ -753,20 +784,46 @@ class _Pending:
         return both[:n], both[n:].astype(np.int64)
 
 
-def _through_cache(n_layers: int, contiguous: bool):
+#: The FlexAttention of :func:`_contiguous_flex`, registered with transformers under this name.
+FLEX_CONTIGUOUS = "negbench_flex_attention"
+
+
+def _contiguous_flex(model) -> None:
+    """Hand transformers' FlexAttention contiguous queries, keys and values.  Their layouts
+    otherwise vary with the call (keys from a prefix cache are concatenated, hence contiguous;
+    without one they are a transposed projection; Gemma's rotary embedding makes queries
+    contiguous for some shapes), and FlexAttention's compiled kernel guards on strides: each
+    layout was a new compilation, towards torch's limit of 8 (issue 32, item 2).  Registered
+    through transformers' attention interface, the function otherwise transformers' own."""
+    from transformers import AttentionInterface
+    from transformers.integrations.flex_attention import flex_attention_forward
+    from transformers.masking_utils import AttentionMaskInterface, flex_attention_mask
+
+    def forward(module, query, key, value, attention_mask, **kwargs):
+        return flex_attention_forward(
+            module,
+            query.contiguous(),
+            key.contiguous(),
+            value.contiguous(),
+            attention_mask,
+            **kwargs,
+        )
+
+    AttentionInterface.register(FLEX_CONTIGUOUS, forward)
+    AttentionMaskInterface.register(FLEX_CONTIGUOUS, flex_attention_mask)
+    model.set_attn_implementation(FLEX_CONTIGUOUS)
+
+
+def _through_cache(n_layers: int):
     """A KV "cache" that keeps nothing, for forward calls without a prefix.  Why pass one at all:
     without a cache transformers (5.17, 5.24) looks for packed sequences in the position ids,
     ``(packed_sequence_mask[:, -1] == 0).all()`` in an ``if``, a device sync per mask kind per
-    call.  ``contiguous``: keys and values handed to attention in the memory layout a prefix
-    cache gives (contiguous), so FlexAttention's compiled kernel sees one stride pattern whether
-    or not a call continues a prefix (a new layout is a new compilation)."""
+    call."""
     from transformers import DynamicCache
     from transformers.cache_utils import DynamicLayer
 
     class ThroughLayer(DynamicLayer):
         def update(self, key_states, value_states, *args, **kwargs):
-            if contiguous:
-                return key_states.contiguous(), value_states.contiguous()
             return key_states, value_states
 
         def get_seq_length(self, *args, **kwargs) -> int:
