@@ -453,3 +453,30 @@ def test_flex_attention_follows_the_rule_on_every_layer_type():
             ref = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(want))
             got = flex_attention(q, k, v, block_mask=masks[kind])
             assert float((got - ref).abs().max()) < 1e-5, kind
+
+
+@pytest.mark.slow
+def test_compiled_block_masks_equal_the_eager_ones():
+    """``torch.compile(create_block_mask)`` (what a GPU uses: no dense int64 temporaries) gives
+    the eager block masks over calls of changing batch, row and prefix sizes, compiled at most
+    twice (a static build, then a dynamic one).  Slow: Inductor's first CPU build takes a minute."""
+    import torch
+    import torch._dynamo
+    from negbench.backends import attention
+
+    torch._dynamo.reset()
+    attention._COMPILED.clear()
+    windows = {"sliding_attention": 8, "full_attention": None}
+    try:
+        for B, L, P in [(2, 256, 0), (4, 512, 100), (3, 384, 37), (2, 256, 0)]:
+            end = torch.randint(0, L, (B, L)).clamp(min=torch.arange(L)).sort(-1).values
+            pos = torch.arange(L).expand(B, -1) + P
+            got = attention.flex_masks(torch, pos, end, P, windows, compiled=True)
+            want = attention.flex_masks(torch, pos, end, P, windows, compiled=False)
+            for kind in windows:
+                assert (got[kind].to_dense() == want[kind].to_dense()).all()
+        frames = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        assert 1 <= frames <= 2
+    finally:
+        torch._dynamo.reset()
+        attention._COMPILED.clear()

@@ -98,17 +98,38 @@ def tree_mask_mod(first, last, qpos, kpos, window):
 NO_WINDOW = 1 << 40
 
 
-def flex_masks(torch, pos, end, prefix_len: int, windows: dict[str, int | None]):
+def flex_masks(
+    torch, pos, end, prefix_len: int, windows: dict[str, int | None], compiled: bool | None = None
+):
     """FlexAttention block masks from the same rule, one per layer type (each built once per
-    call and shared by all the layers of its type)."""
-    from torch.nn.attention.flex_attention import create_block_mask
-
+    call and shared by all the layers of its type).  ``compiled`` (default: on a GPU) builds
+    them with ``torch.compile(create_block_mask)``: eager, the mask function is evaluated over
+    every (query, key) pair with int64 temporaries of that size (1 GiB for 16 rows of 2,048
+    tokens after a 2,048-token prefix); compiled, one fused kernel per block (compiled twice per
+    process: a static build, then a dynamic one; on a CPU the first build takes a minute)."""
     B, L = end.shape
     first, last, kpos = key_axis(torch, pos, end, prefix_len)
     qpos = pos.clone(memory_format=torch.contiguous_format)
+    if compiled is None:
+        compiled = end.device.type == "cuda"
     out = {}
     for kind, window in windows.items():
         w = torch.full((), window or NO_WINDOW, dtype=torch.int64, device=end.device)
         rule = tree_mask_mod(first, last, qpos, kpos, w)
-        out[kind] = create_block_mask(rule, B, None, L, prefix_len + L, device=end.device)
+        out[kind] = _block_mask(torch, compiled)(
+            rule, B, None, L, prefix_len + L, device=end.device
+        )
     return _one_or_dict(out)
+
+
+_COMPILED: list = []  # torch.compile(create_block_mask), made once per process
+
+
+def _block_mask(torch, compiled: bool):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    if not compiled:
+        return create_block_mask
+    if not _COMPILED:
+        _COMPILED.append(torch.compile(create_block_mask))
+    return _COMPILED[0]
