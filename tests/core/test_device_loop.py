@@ -164,3 +164,38 @@ def test_results_are_read_back_one_call_behind(tiny_llama, monkeypatch):
     monkeypatch.undo()
     want = Engine(be, config=EngineConfig(progress=False, prefetch=False)).run(reqs)
     assert max(abs(a.logprob - b.logprob) for a, b in zip(got, want)) < 1e-5
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "flex_attention"])
+def test_no_sync_on_a_gpu(tiny_gemma, attention, monkeypatch):
+    """On a GPU (skipped elsewhere): torch's own sync detector (``set_sync_debug_mode("error")``,
+    which also sees the syncs of C++ code: copies to the host, ``nonzero``, boolean indexing)
+    raises on none while the engine stages and runs its forward calls (after a first run that
+    compiles what FlexAttention compiles); the answers equal SDPA's in float32."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU")
+    be = HFBackend(tiny_gemma, dtype="float32", device="cuda", attn_implementation=attention)
+
+    def strict(method):
+        orig = getattr(be, method)
+
+        def run(*args, **kwargs):
+            torch.cuda.set_sync_debug_mode("error")
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+
+        monkeypatch.setattr(be, method, run)
+
+    rng = random.Random(3)
+    reqs = cloze_items(rng, "negation " * 20, 20)
+    ref = HFBackend(tiny_gemma, dtype="float32", device="cuda")
+    want = Engine(ref, config=EngineConfig(progress=False, max_row_tokens=128)).run(reqs)
+    Engine(be, config=EngineConfig(progress=False, max_row_tokens=128)).run(reqs[:8])  # compiled
+    for method in ("stage", "forward_batch"):
+        strict(method)
+    got = Engine(be, config=EngineConfig(progress=False, max_row_tokens=128)).run(reqs)
+    assert max(abs(a.logprob - b.logprob) for a, b in zip(got, want)) < 1e-3
