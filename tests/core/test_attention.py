@@ -419,3 +419,66 @@ def test_gpu_head_tiles_match_float64(softcap):
                 assert float((lp.double() - want).abs().max()) < tol
                 if dtype is torch.float32:
                     assert am.tolist() == ref.argmax(-1).tolist()
+
+
+def test_flex_attention_follows_the_rule_on_every_layer_type():
+    """FlexAttention itself (not only its mask function) with the block masks of a model with
+    sliding and full-attention layers, the sliding layer first as in Gemma 3: each layer type's
+    output equals SDPA with the brute-force mask of that type.  On torch 2.11, whose compile
+    cache does not guard a mask function's default arguments, a window passed as one made the
+    full-attention layers reuse the sliding layer's graph (issue 32, item 1)."""
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention.flex_attention import flex_attention
+    from negbench.backends.attention import flex_masks
+
+    rng = random.Random(2)
+    torch.manual_seed(0)
+    for _ in range(4):
+        trie = TokenTrie()
+        for _ in range(rng.randint(3, 8)):
+            path = trie.insert([rng.randrange(3) for _ in range(rng.randint(4, 12))])
+            trie.ask(path[-1], 0)
+        a = trie.arrays()
+        n, P = len(a), rng.randint(0, 5)
+        L = n + rng.randint(0, 3)
+        end = np.arange(L)
+        end[:n] = a.end
+        pos = np.zeros(L, dtype=np.int64)
+        pos[:n] = P + a.depth
+        windows = {"sliding_attention": 3, "full_attention": None}
+        masks = flex_masks(torch, torch.tensor(pos)[None], torch.tensor(end)[None], P, windows)
+        q = torch.randn(1, 2, L, 8)
+        k, v = torch.randn(1, 2, P + L, 8), torch.randn(1, 2, P + L, 8)
+        for kind in ("sliding_attention", "full_attention", "sliding_attention"):
+            want = _brute_mask(end.tolist(), pos.tolist(), n, L, P, windows[kind])
+            ref = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.tensor(want))
+            got = flex_attention(q, k, v, block_mask=masks[kind])
+            assert float((got - ref).abs().max()) < 1e-5, kind
+
+
+@pytest.mark.slow
+def test_compiled_block_masks_equal_the_eager_ones():
+    """``torch.compile(create_block_mask)`` (what a GPU uses: no dense int64 temporaries) gives
+    the eager block masks over calls of changing batch, row and prefix sizes, compiled at most
+    twice (a static build, then a dynamic one).  Slow: Inductor's first CPU build takes a minute."""
+    import torch
+    import torch._dynamo
+    from negbench.backends import attention
+
+    torch._dynamo.reset()
+    attention._COMPILED.clear()
+    windows = {"sliding_attention": 8, "full_attention": None}
+    try:
+        for B, L, P in [(2, 256, 0), (4, 512, 100), (3, 384, 37), (2, 256, 0)]:
+            end = torch.randint(0, L, (B, L)).clamp(min=torch.arange(L)).sort(-1).values
+            pos = torch.arange(L).expand(B, -1) + P
+            got = attention.flex_masks(torch, pos, end, P, windows, compiled=True)
+            want = attention.flex_masks(torch, pos, end, P, windows, compiled=False)
+            for kind in windows:
+                assert (got[kind].to_dense() == want[kind].to_dense()).all()
+        frames = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        assert 1 <= frames <= 2
+    finally:
+        torch._dynamo.reset()
+        attention._COMPILED.clear()

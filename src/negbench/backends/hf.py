@@ -70,6 +70,8 @@ class HFBackend(HFTokenization):
         attn = attention_choice(attn_implementation, self.device)
         adapter_fp, adapter_train = self._load_model(adapter, attn, revision)
         self.attention = getattr(self.model.config, "_attn_implementation", attn)
+        if self.attention == "flex_attention":
+            _contiguous_flex(self.model)
         self._fwd_seconds = 0.0
         self._events: list = []
         cfg = self.model.config
@@ -84,6 +86,7 @@ class HFBackend(HFTokenization):
         self.sliding_window = getattr(cfg, "sliding_window", None)
         self.windows = layer_windows(self.layer_types, self.sliding_window)
         self.softcap = getattr(cfg, "final_logit_softcapping", None)
+        self.n_layers = cfg.get_text_config().num_hidden_layers
         self.decoder = self.model.get_decoder()
         self.head = self.model.get_output_embeddings()
         if self.tokenizer.pad_token_id is None:
@@ -306,7 +309,10 @@ class HFBackend(HFTokenization):
 
     def stage(self, batch: PackedBatch) -> "_Staged":
         """A batch's arrays on the device (on a GPU: through pinned memory, copies that do not
-        block); the engine calls this on its prefetch thread while the previous call runs."""
+        block); the engine calls this on its prefetch thread while the previous call runs.  For
+        FlexAttention an unbranched batch gets its subtree ends here too (each token's row end),
+        made on the host: one kind of tensor for every call (a compiled kernel guards on it) and
+        no copy from pageable memory in the forward call."""
         torch = self.torch
         cuda = self.device.startswith("cuda")
 
@@ -314,11 +320,14 @@ class HFBackend(HFTokenization):
             t = torch.from_numpy(np.ascontiguousarray(x))
             return t.pin_memory().to(self.device, non_blocking=True) if cuda else t
 
+        ids, pos, end = batch.ids, batch.pos, batch.end
+        if self.attention == "flex_attention":
+            ids, pos, end = flex_shape(ids, pos, end, batch.lengths)
         return _Staged(
             batch,
-            dev(batch.ids),
-            dev(batch.pos),
-            None if batch.end is None else dev(batch.end),
+            dev(ids),
+            dev(pos),
+            None if end is None else dev(end),
             dev(batch.q_row),
             dev(batch.q_col),
             dev(batch.t_query),
@@ -338,13 +347,10 @@ class HFBackend(HFTokenization):
         B = st.ids.shape[0]
         self._clock_start()
         with torch.inference_mode():
+            # FlexAttention takes its block mask from the same rule for causal rows too (one
+            # kernel; transformers' own causal block mask fails to compile on a CPU): stage()
+            # made their ends
             end = st.end
-            if end is None and self.attention == "flex_attention":
-                # FlexAttention takes its block mask from the same rule for causal rows too
-                # (one kernel; transformers' own causal block mask fails to compile on a CPU)
-                col = torch.arange(st.ids.shape[1], device=st.ids.device)
-                last = torch.as_tensor(st.batch.lengths - 1, device=st.ids.device)[:, None]
-                end = torch.where(col[None, :] <= last, last, col[None, :])
             if end is None:  # causal; positions prefix_len + index (default)
                 mask, position_ids = None, None
             elif self.attention == "flex_attention":
@@ -362,12 +368,14 @@ class HFBackend(HFTokenization):
                 )
             elif keep_kv:
                 cache = DynamicCache()
+            else:  # keeps nothing; see _through_cache
+                cache = _through_cache(self.n_layers)
             out = self.decoder(
                 input_ids=st.ids,
                 attention_mask=mask,
                 position_ids=position_ids,
                 past_key_values=cache,
-                use_cache=cache is not None,
+                use_cache=True,
             )
             hidden = out.last_hidden_state
             if len(st.batch.q_row):
@@ -387,11 +395,15 @@ class HFBackend(HFTokenization):
             new_kv = None
             if keep_kv:
                 assert cache is not None  # made above whenever keep_kv
+                # FlexAttention's padding (flex_shape) left out
+                n = prefix_len + st.batch.ids.shape[1]
                 new_kv = [
-                    (layer.keys[:1].clone(), layer.values[:1].clone()) for layer in cache.layers
+                    (layer.keys[:1, :, :n].clone(), layer.values[:1, :, :n].clone())
+                    for layer in cache.layers
                 ]
+            pending = _Pending(lp, am)
         self._clock_stop()
-        return _Pending(lp, am), new_kv
+        return pending, new_kv
 
     def forward_rows(
         self, rows: list[RowInput], prefix: Any = None, prefix_len: int = 0, keep_kv: bool = False
@@ -417,7 +429,7 @@ class HFBackend(HFTokenization):
     def _clock_start(self) -> None:
         if self.device.startswith("cuda"):
             ev = self.torch.cuda.Event(enable_timing=True)
-            ev.record()
+            ev.record(self.torch.cuda.current_stream(self.device))
             self._events.append([ev, None])
         else:
             self._t_start = time.perf_counter()
@@ -425,16 +437,16 @@ class HFBackend(HFTokenization):
     def _clock_stop(self) -> None:
         if self.device.startswith("cuda"):
             ev = self.torch.cuda.Event(enable_timing=True)
-            ev.record()
+            ev.record(self.torch.cuda.current_stream(self.device))
             self._events[-1][1] = ev
         else:
             self._fwd_seconds += time.perf_counter() - self._t_start
 
     def forward_seconds(self) -> float:
         """Time spent inside forward calls so far: CUDA events' device time on a GPU (waits for
-        the device), wall time on a CPU."""
+        this backend's device, which need not be the current one), wall time on a CPU."""
         if self._events:
-            self.torch.cuda.synchronize()
+            self.torch.cuda.synchronize(self.device)
             self._fwd_seconds += (
                 sum(a.elapsed_time(b) for a, b in self._events if b is not None) / 1e3
             )
@@ -702,6 +714,34 @@ def _mm_float(torch, h, w):
     return torch.mm(h, w.t()).float()
 
 
+#: FlexAttention's block (tokens): its kernels work in blocks of 128 queries × 128 keys.
+FLEX_BLOCK = 128
+
+
+def flex_shape(ids: np.ndarray, pos: np.ndarray, end: np.ndarray | None, lengths: np.ndarray):
+    """A batch's arrays as FlexAttention takes them: subtree ends for unbranched rows too (each
+    token's row end), and at least 2 rows of a multiple of :data:`FLEX_BLOCK` tokens, at least
+    two blocks.  Why: torch.compile specialises every size that is 1 (one row, one block, one
+    query), so a run mixing prefix calls (one row) and small calls with full batches compiled a
+    kernel per combination, until torch's limit of 8 sent FlexAttention back to its unfused
+    path (issue 32, item 2).  Padded rows and tokens attend themselves only; nothing is scored
+    there.  The kernel itself rounds rows up to whole blocks, so the padding is nearly free in
+    attention; the linear layers see at most a block more per row."""
+    B, L = ids.shape
+    if end is None:
+        col = np.arange(L, dtype=np.int64)
+        last = (lengths - 1)[:, None]
+        end = np.where(col[None, :] <= last, last, col[None, :])
+    B2 = max(B, 2)
+    L2 = max(2 * FLEX_BLOCK, -(-L // FLEX_BLOCK) * FLEX_BLOCK)
+    if (B2, L2) == (B, L):
+        return ids, pos, end
+    grow = ((0, B2 - B), (0, L2 - L))
+    full = np.broadcast_to(np.arange(L2, dtype=np.int64), (B2, L2)).copy()
+    full[:B, :L] = end
+    return np.pad(ids, grow), np.pad(pos, grow), full
+
+
 class _Staged:
     """A :class:`PackedBatch` with its arrays on the device (``HFBackend.stage``)."""
 
@@ -712,19 +752,93 @@ class _Staged:
 
 
 class _Pending:
-    """A forward call's results on the device, read back (one copy, one wait) on request."""
+    """A forward call's results on the device, read back on request.  On a GPU the copy to the
+    host is queued with the call (into pinned memory, ``non_blocking``) and an event recorded
+    after it: :meth:`result` waits for that event alone, so reading call c - 1 while call c runs
+    returns when c - 1's copy is done, not when the device has finished everything queued (a
+    plain ``.cpu()`` synchronises the whole stream).  Where pinned memory cannot be had, the
+    copy is a plain one, made in :meth:`result`."""
 
     def __init__(self, lp, am):
         self.lp, self.am = lp, am
+        self._host = None
+        self._event = None
+        if lp.device.type == "cuda":
+            import torch
+
+            both = torch.cat([lp.double(), am.double()])
+            try:
+                host = torch.empty(both.shape, dtype=both.dtype, pin_memory=True)
+            except RuntimeError:  # no pinned memory here: read back in result()
+                return
+            host.copy_(both, non_blocking=True)
+            self._event = torch.cuda.Event()
+            self._event.record(torch.cuda.current_stream(lp.device))
+            self._host = host
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.lp.shape[0]
+        if self._event is not None:
+            self._event.synchronize()
+            both = self._host.numpy()
+            return both[:n].copy(), both[n:].astype(np.int64)
         if self.lp.device.type == "cpu":
             return self.lp.numpy().astype(np.float64), self.am.numpy()
         import torch
 
         both = torch.cat([self.lp.double(), self.am.double()]).cpu().numpy()
-        n = self.lp.shape[0]
         return both[:n], both[n:].astype(np.int64)
+
+
+#: The FlexAttention of :func:`_contiguous_flex`, registered with transformers under this name.
+FLEX_CONTIGUOUS = "negbench_flex_attention"
+
+
+def _contiguous_flex(model) -> None:
+    """Hand transformers' FlexAttention contiguous queries, keys and values.  Their layouts
+    otherwise vary with the call (keys from a prefix cache are concatenated, hence contiguous;
+    without one they are a transposed projection; Gemma's rotary embedding makes queries
+    contiguous for some shapes), and FlexAttention's compiled kernel guards on strides: each
+    layout was a new compilation, towards torch's limit of 8 (issue 32, item 2).  Registered
+    through transformers' attention interface, the function otherwise transformers' own."""
+    from transformers import AttentionInterface
+    from transformers.integrations.flex_attention import flex_attention_forward
+    from transformers.masking_utils import AttentionMaskInterface, flex_attention_mask
+
+    def forward(module, query, key, value, attention_mask, **kwargs):
+        return flex_attention_forward(
+            module,
+            query.contiguous(),
+            key.contiguous(),
+            value.contiguous(),
+            attention_mask,
+            **kwargs,
+        )
+
+    AttentionInterface.register(FLEX_CONTIGUOUS, forward)
+    AttentionMaskInterface.register(FLEX_CONTIGUOUS, flex_attention_mask)
+    model.set_attn_implementation(FLEX_CONTIGUOUS)
+
+
+def _through_cache(n_layers: int):
+    """A KV "cache" that keeps nothing, for forward calls without a prefix.  Why pass one at all:
+    without a cache transformers (5.17, 5.24) looks for packed sequences in the position ids,
+    ``(packed_sequence_mask[:, -1] == 0).all()`` in an ``if``, a device sync per mask kind per
+    call."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    class ThroughLayer(DynamicLayer):
+        def update(self, key_states, value_states, *args, **kwargs):
+            return key_states, value_states
+
+        def get_seq_length(self, *args, **kwargs) -> int:
+            return 0
+
+    cache = DynamicCache()
+    cache.layers = [ThroughLayer() for _ in range(n_layers)]
+    cache.layer_class_to_replicate = None
+    return cache
 
 
 def _buffer_cache(config, batch: int, capacity: int, prefix=None):
