@@ -21,7 +21,7 @@ from negbench.core.requests import request_key
 from negbench.evaluation.fewshot import build_context, fewshot_draws
 from negbench.evaluation.headline import Parts, add_intervals, group_headline, unit_note
 from negbench.evaluation.metrics import over_seeds, summarize
-from negbench.evaluation.run_warnings import RunWarning, merged, unit_warnings
+from negbench.evaluation.run_warnings import RunWarning, interval_warning, merged, unit_warnings
 from negbench.evaluation.store import RunStore, fingerprint_records, git_commit, package_versions
 from negbench.evaluation.subsets import Selection, combine, select
 from negbench.tasks import Task, get_task
@@ -625,6 +625,8 @@ def unit_result(
         "subset": subset,
     }
     found = unit_warnings(u.name, u.task, u.mode, records, metrics, subset, head["metric"])
+    if head.get("ci_withheld"):
+        found.append(interval_warning(u.name, head["ci_withheld"]))
     return entry, parts, found
 
 

@@ -1,0 +1,53 @@
+"""Coverage of every 95 % interval negbench shows, and type-I error of its paired test, by
+simulation with the benchmarks' real structures (negbench.evaluation.coverage;
+docs/statistics.md).  The default run uses the quick grid (1,000 replications per setting, a few
+seconds); the full grid is marked slow."""
+
+from __future__ import annotations
+
+import pytest
+
+from negbench.evaluation import coverage
+from negbench.evaluation.intervals import MIN_CLUSTERS, clustered_wilson_arrays
+
+
+def _failures(rows):
+    return [r for r in rows if not r.ok()]
+
+
+def test_quick_grid_every_shown_interval_covers_and_small_settings_are_withheld():
+    rows = coverage.run(reps=1000, quick=True)
+    assert _failures(rows) == []
+    kinds = {r.kind for r in rows}
+    assert kinds == {"proportion", "accchg", "correlation", "compare"}
+    # the structures of the releases are all there, shown and withheld
+    assert {r.structure for r in rows} >= {"items", "condaqa", "minimal-pairs", "blocks", "seeds"}
+    assert any(r.method == "withheld" for r in rows)
+    assert all(r.reps >= 1000 for r in rows)
+
+
+def test_the_old_interval_failed_where_the_new_one_is_withheld_or_covers():
+    """The design-effect Wilson with a normal quantile and no clustering at p = 0 (the interval
+    before this study) covered 31–70 % on few blocks; the same data now get no interval."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    G, reps, p = 5, 1000, 0.1
+    pg = rng.beta(p * 1.0, (1 - p) * 1.0, size=(reps, G))  # ICC 0.5
+    S = rng.binomial(93, pg).astype(float)
+    C = np.full((reps, G), 93.0)
+    lo, hi, _ = clustered_wilson_arrays(S, C)
+    cov = float(np.mean((lo <= p) & (p <= hi)))
+    assert cov < 0.93  # no method reaches coverage here …
+    row = coverage.proportion_setting("blocks", G, p, 0.5, reps)
+    assert row.method == "withheld" and row.shown == 0.0 and G < MIN_CLUSTERS  # … so none shown
+
+
+@pytest.mark.slow
+def test_full_grid():
+    rows = coverage.run(reps=2000, quick=False)
+    bad = _failures(rows)
+    # measured and documented in docs/statistics.md: one setting just under the band
+    known = {("proportion", "minimal-pairs", 300, 0.5, "p=0.05")}
+    assert {(r.kind, r.structure, r.G, r.icc, r.truth) for r in bad} <= known
+    assert all(r.coverage is not None and r.coverage >= 0.92 for r in bad)
