@@ -105,14 +105,10 @@ def proportion_setting(
     S = rng.binomial(sizes.astype(int)[None, :], pg)
     C = np.broadcast_to(sizes, (reps, G))
     if G < min_clusters(list(sizes)):
-        return Row(
-            "proportion", structure, G, icc, f"p={p:.2f}", "withheld", 0.0, None, reps
-        )
+        return Row("proportion", structure, G, icc, f"p={p:.2f}", "withheld", 0.0, None, reps)
     lo, hi, _ = clustered_wilson_arrays(S, C)
     cov = float(np.mean((lo <= p) & (p <= hi)))
-    return Row(
-        "proportion", structure, G, icc, f"p={p:.2f}", "clustered-wilson-t", 1.0, cov, reps
-    )
+    return Row("proportion", structure, G, icc, f"p={p:.2f}", "clustered-wilson-t", 1.0, cov, reps)
 
 
 def _pairs(
@@ -128,9 +124,7 @@ def _pairs(
     return treat - k[None, :] * ctrl, np.broadcast_to(k.astype(float), (reps, G))
 
 
-def accchg_setting(
-    G: int, pc: float, pt: float, icc: float, reps: int, seed: int = 0
-) -> Row:
+def accchg_setting(G: int, pc: float, pt: float, icc: float, reps: int, seed: int = 0) -> Row:
     """Coverage of AccChg's interval (cluster-robust t on G − 1 df) of pt − pc."""
     rng = np.random.default_rng(seed)
     S, C = _pairs(rng, G, pc, pt, icc, reps)

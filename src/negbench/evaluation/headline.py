@@ -158,7 +158,14 @@ def unit_note(name: str, entry: dict) -> str:
     if not h:
         return ""
     ci = h.get("ci95")
-    ci_text = f" (95 % CI {_v(ci[0])}–{_v(ci[1])})" if ci else " (95 % CI –)"
+    wh = h.get("ci_withheld") or {}
+    ci_text = (
+        f" (95 % CI {_v(ci[0])}–{_v(ci[1])})"
+        if ci
+        else f" (95 % CI withheld: {wh.get('units')} units, {wh.get('units_needed')} needed)"
+        if wh.get("units_needed")
+        else " (95 % CI –)"
+    )
     n = int(sub.get("n", h.get("n") or 0))
     full = int(sub.get("full", n))
     size = f"n = {n:,} of {full:,} records"

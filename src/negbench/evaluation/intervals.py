@@ -354,9 +354,7 @@ def _r_from_sums(n: Any, sx: Any, sy: Any, sxx: Any, syy: Any, sxy: Any) -> Any:
         return cxy / np.sqrt(cxx * cyy)
 
 
-def correlation_arrays(
-    x: Any, y: Any, clusters: Any, level: float = 0.95
-) -> tuple[Any, Any, Any]:
+def correlation_arrays(x: Any, y: Any, clusters: Any, level: float = 0.95) -> tuple[Any, Any, Any]:
     """Core of :func:`correlation_interval`: x, y of shape (R, N), ``clusters`` (N,) cluster
     numbers 0..G−1 shared by all rows.  Returns (r, low, high): Fisher's z of r ± t(G − 1) times
     the delete-one-cluster jackknife standard error of z (from per-cluster sums, so G deletions
