@@ -46,8 +46,5 @@ def test_the_old_interval_failed_where_the_new_one_is_withheld_or_covers():
 @pytest.mark.slow
 def test_full_grid():
     rows = coverage.run(reps=2000, quick=False)
-    bad = _failures(rows)
-    # measured and documented in docs/statistics.md: one setting just under the band
-    known = {("proportion", "minimal-pairs", 300, 0.5, "p=0.05")}
-    assert {(r.kind, r.structure, r.G, r.icc, r.truth) for r in bad} <= known
-    assert all(r.coverage is not None and r.coverage >= 0.92 for r in bad)
+    assert _failures(rows) == []
+    assert len(rows) > 400

@@ -75,7 +75,8 @@ def test_all_wrong_or_all_right_keeps_the_clustering():
     assert iv.ci is None and iv.units == 2 and iv.units_needed == MIN_CLUSTERS
     assert "2 blocks" in iv.reason and str(MIN_CLUSTERS) in iv.reason
     assert interval([0, 0], [93, 93]) is None
-    assert interval([1, 0], [1, 1]) == wilson(1, 2)  # independent items: Wilson
+    assert interval([1, 0], [1, 1]) is None  # 2 independent items: too few for Wilson
+    assert interval([1] * 20 + [0] * 20, [1] * 40) == wilson(20, 40)  # 40 items: Wilson
 
 
 def test_accchg_interval_is_the_cluster_robust_t_and_is_withheld_on_two_groups():

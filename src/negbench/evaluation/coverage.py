@@ -26,6 +26,7 @@ from negbench.evaluation.intervals import (
     MIN_CLUSTERS,
     MIN_CLUSTERS_CORRELATION,
     MIN_CLUSTERS_TEST,
+    MIN_ITEMS,
     min_clusters,
     MIN_DISCORDANT,
     clustered_wilson_arrays,
@@ -68,10 +69,10 @@ class Row:
     def ok(self) -> bool:
         """Shown intervals within the band, or (compare) type-I error at most 6 %; a withheld
         setting must be withheld in every replication."""
-        if self.kind == "compare":
-            return self.coverage is not None and self.coverage <= TYPE_I_MAX
         if self.method == "withheld":
             return self.shown == 0.0
+        if self.kind == "compare":
+            return self.coverage is not None and self.coverage <= TYPE_I_MAX
         if self.coverage is None:
             return True
         return COVERAGE_BAND[0] <= self.coverage <= COVERAGE_BAND[1]
@@ -97,6 +98,8 @@ def proportion_setting(
     if structure == "items":
         n = G
         k = rng.binomial(n, p, size=reps)
+        if n < MIN_ITEMS:
+            return Row("proportion", structure, G, 0.0, f"p={p:.2f}", "withheld", 0.0, None, reps)
         lo, hi = wilson_arrays(k / n, n, Z95)
         cov = float(np.mean((lo <= p) & (p <= hi)))
         return Row("proportion", structure, G, 0.0, f"p={p:.2f}", "wilson", 1.0, cov, reps)
@@ -167,6 +170,8 @@ def compare_setting(
     """Type-I error of the paired unit-level test (:func:`negbench.evaluation.intervals.
     paired_test`'s cluster-robust t) under a null with unit effects: models A and B have the
     same mean accuracy p but each unit its own accuracy in each model (ICC ``icc``)."""
+    if G < MIN_CLUSTERS_TEST:  # "too small": no p-value
+        return Row("compare", structure, G, icc, f"p={p:.2f}", "withheld", 0.0, None, reps)
     rng = np.random.default_rng(seed)
     sizes = _sizes(structure, G)
     m = sizes.astype(int)[None, :]
@@ -226,7 +231,7 @@ def grid(quick: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
         "blocks": (2, 6, 150) if quick else (2, 3, 6, 20, 100, 149, 150, 300),
         "seeds": (30, 150) if quick else (10, 30, 100, 149, 150, 300),
     }
-    for n in (30, 100, 300) if quick else (30, 60, 100, 300, 1000):
+    for n in (20, 30, 100, 300) if quick else (10, 20, 29, 30, 60, 100, 300, 1000):
         for p in PS:
             seed += 1
             yield "proportion", {"structure": "items", "G": n, "p": p, "icc": 0.0, "seed": seed}
@@ -246,9 +251,18 @@ def grid(quick: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
         for rho in (0.0, 0.3, 0.7):
             seed += 1
             yield "correlation", {"G": G, "rho_x": rho, "seed": seed}
-    cmp_settings = [("blocks", 20), ("condaqa", 50), ("minimal-pairs", 50), ("seeds", 30)]
+    cmp_settings = [("blocks", 50), ("condaqa", 50), ("minimal-pairs", 50), ("seeds", 50)]
+    cmp_settings += [("blocks", 20)] if quick else []
     if not quick:
-        cmp_settings += [("blocks", 50), ("condaqa", 20), ("condaqa", 200), ("minimal-pairs", 20)]
+        cmp_settings += [
+            ("blocks", 20),
+            ("condaqa", 30),
+            ("minimal-pairs", 30),
+            ("blocks", 100),
+            ("condaqa", 200),
+            ("minimal-pairs", 100),
+            ("seeds", 150),
+        ]
     for st, G in cmp_settings:
         for p in (0.5, 0.9):
             for icc in (0.1, 0.5) if st != "items" else (0.0,):
@@ -256,10 +270,18 @@ def grid(quick: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield "compare", {"structure": st, "G": G, "p": p, "icc": icc, "seed": seed}
 
 
+def _seed(kind: str, kw: dict[str, Any]) -> int:
+    """A setting's own seed (the same in the quick and the full grid)."""
+    import zlib
+
+    return zlib.crc32(repr((kind, sorted((k, v) for k, v in kw.items() if k != "seed"))).encode())
+
+
 def run(reps: int = 1000, quick: bool = True) -> list[Row]:
     """Every setting of :func:`grid`, ``reps`` replications each."""
     out = []
     for kind, kw in grid(quick):
+        kw = {**kw, "seed": _seed(kind, kw)}
         if kind == "proportion":
             out.append(proportion_setting(reps=reps, **kw))
         elif kind == "accchg":
@@ -286,6 +308,27 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def summary(rows: list[Row]) -> str:
+    """The study by (kind, structure, G): the range of coverage (type-I error) over accuracies
+    and intra-cluster correlations, as a Markdown table."""
+    by: dict[tuple[str, str, int], list[Row]] = {}
+    for r in rows:
+        by.setdefault((r.kind, r.structure, r.G), []).append(r)
+    lines = [
+        "| kind | structure | G | settings | method | shown | coverage (min–max) | all ok |",
+        "|---|---|---:|---:|---|---:|---|---|",
+    ]
+    for (kind, st, G), rs in by.items():
+        covs = [r.coverage for r in rs if r.coverage is not None]
+        rng = f"{100 * min(covs):.1f}–{100 * max(covs):.1f} %" if covs else "withheld"
+        shown = f"{100 * min(r.shown for r in rs):.0f}–{100 * max(r.shown for r in rs):.0f} %"
+        lines.append(
+            f"| {kind} | {st} | {G} | {len(rs)} | {rs[0].method} | {shown} | {rng} | "
+            f"{'yes' if all(r.ok() for r in rs) else 'NO'} |"
+        )
+    return "\n".join(lines)
+
+
 __all__ = [
     "COVERAGE_BAND",
     "Row",
@@ -298,6 +341,7 @@ __all__ = [
     "item_level_type_i",
     "proportion_setting",
     "run",
+    "summary",
     "table",
     "t_quantile",
 ]

@@ -118,6 +118,9 @@ def cluster_interval(
 #: saying how many units it needs.  A rule that looked at the observed accuracy instead would
 #: select the data sets it shows and lose coverage (the simulation showed that too).
 MIN_CLUSTERS = 150
+#: Fewest independent items (each its own unit) from which Wilson's interval is shown: with
+#: fewer, accuracies near 0 or 1 fell below 93 % (discreteness: 92 % at 20 items, p = 0.05).
+MIN_ITEMS = 30
 #: Fewest clusters for the correlation interval (JSTS-Neg): 92 % at 30, in the band from 50.
 MIN_CLUSTERS_CORRELATION = 50
 
@@ -129,8 +132,9 @@ def min_clusters(counts: Sequence[float]) -> int:
 
 #: Fewest clusters for the paired test of two runs (``negbench compare``) over units of several
 #: items; below it the comparison says "too small" instead of a p-value (type-I error at most
-#: 5.7 % from 20 units in the simulation, 7.3 % at 10).
-MIN_CLUSTERS_TEST = 20
+#: 5.7 % from 50 units in the simulation; up to 6.1 % at 20–30 units of minimal pairs, 7.3 % at
+#: 10 contrast groups).
+MIN_CLUSTERS_TEST = 50
 #: Fewest units with a non-zero paired difference (a discordant unit) for AccChg's interval and
 #: the paired test: with fewer, the cluster-robust variance rests on a handful of values.
 MIN_DISCORDANT = 5
@@ -270,8 +274,7 @@ def proportion_interval(
 ) -> Interval:
     """The 95 % interval of a proportion of 0/1 items, or why none is shown.
 
-    Items that are their own units: Wilson (its coverage holds for the sizes negbench shows,
-    docs/statistics.md).  Items in clusters (contrast groups, blocks, minimal-pair groups, one
+    Items that are their own units: Wilson, from :data:`MIN_ITEMS` items on.  Items in clusters (contrast groups, blocks, minimal-pair groups, one
     document's seeds): :func:`clustered_wilson` from :data:`MIN_CLUSTERS` clusters on; with
     fewer the interval is withheld."""
     pairs = [(float(s), float(c)) for s, c in zip(sums, counts) if c > 0]
@@ -280,6 +283,10 @@ def proportion_interval(
     if G == 0:
         return Interval(None, "none", 0, 0.0, "no item to count")
     if all(c == 1 for _, c in pairs):
+        if G < MIN_ITEMS:
+            return Interval(
+                None, "wilson", G, n, _needed("the proportion", G, MIN_ITEMS, unit), MIN_ITEMS
+            )
         k = sum(s for s, _ in pairs)
         return Interval(wilson(k, n), "wilson", G, n)
     need = min_clusters([c for _, c in pairs])

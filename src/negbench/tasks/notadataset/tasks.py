@@ -873,7 +873,7 @@ def random_expectation(
     probability 2^(1−k); "All" also needs every answer right or every answer wrong, 2 configurations
     of 2^n).  Exact where every block is scorable (the release's complete blocks); otherwise the
     ratio of the expected counts."""
-    from negbench.tasks.notadataset.truth_scorer import ANTONYMY, _verdict
+    from negbench.tasks.notadataset.truth_scorer import ANTONYMY, columns_verdict
 
     c = items if isinstance(items, Columns) else Columns.of(items)
     blocks = c.blocks() if blocks is None else blocks
@@ -905,7 +905,7 @@ def random_expectation(
         all_none = (1 - (1 - wo_t - wo_n)) * (1 - (1 - w_t - w_n)) - wo_t * w_t
         all_true = 0.0
         for answers in (c.label, [not x for x in c.label]):
-            if _verdict(idx, pid, c.with_pred(list(answers)))["All"] is True:
+            if columns_verdict(idx, pid, c.with_pred(list(answers)))["All"] is True:
                 all_true += 0.5 ** len(idx)
         coherent["All"] += all_true
         scorable["All"] += 1 - all_none
