@@ -48,3 +48,25 @@ def test_full_grid():
     rows = coverage.run(reps=2000, quick=False)
     assert _failures(rows) == []
     assert len(rows) > 400
+
+
+def test_the_simulated_test_is_the_one_compare_runs():
+    """The type-I rows measure paired_test's statistic: the same p on one simulated data set."""
+    import numpy as np
+    from scipy.stats import t as tdist
+
+    from negbench.evaluation.intervals import cluster_t_arrays, paired_test
+
+    rng = np.random.default_rng(4)
+    sizes = coverage._sizes("condaqa", 60).astype(int)
+    cl = np.repeat(np.arange(60), sizes)
+    pa = rng.beta(1, 1, 60)[cl]
+    pb = rng.beta(1, 1, 60)[cl]
+    a = (rng.random(len(cl)) < pa).astype(float)
+    b = (rng.random(len(cl)) < pb).astype(float)
+    got = paired_test(list(a), list(b), [f"g{c}" for c in cl])
+    S = np.bincount(cl, weights=b - a)[None, :]
+    theta, lo, hi, se = cluster_t_arrays(S, sizes[None, :].astype(float))
+    assert got["method"] == "cluster-t" and got["n_units"] == 60
+    assert got["p"] == pytest.approx(float(2 * tdist.sf(abs(theta[0] / se[0]), 59)))
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((lo[0], hi[0]))

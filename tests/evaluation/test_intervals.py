@@ -162,3 +162,14 @@ def test_compare_uses_the_one_bootstrap_default():
     sig = inspect.signature(compare.paired_bootstrap)
     assert sig.parameters["n_resamples"].default == BOOTSTRAP_RESAMPLES
     assert sig.parameters["seed"].default == BOOTSTRAP_SEED
+
+
+def test_model_card_fallback_does_not_treat_accchg_as_a_proportion():
+    from negbench.profile.model_card import interval as card_interval
+
+    metrics = {"n": 40, "M.acc_chg": 0.1}
+    assert card_interval(metrics, "M.acc", 0.5) == wilson(20, 40)
+    assert card_interval(metrics, "M.acc_chg", 0.1, proportion=False) is None  # no Wilson
+    metrics["M.acc_chg_stderr"] = 0.05
+    lo, hi = card_interval(metrics, "M.acc_chg", 0.1, proportion=False)
+    assert (lo, hi) == pytest.approx((0.1 - 1.96 * 0.05, 0.1 + 1.96 * 0.05), abs=1e-3)

@@ -294,7 +294,8 @@ def proportion_interval(
         return Interval(
             None, "clustered-wilson-t", G, n, _needed("the proportion", G, need, unit), need
         )
-    return Interval(clustered_wilson(*zip(*pairs)), "clustered-wilson-t", G, n)
+    ci = clustered_wilson([s for s, _ in pairs], [c for _, c in pairs])
+    return Interval(ci, "clustered-wilson-t", G, n)
 
 
 def difference_interval(

@@ -93,7 +93,10 @@ def unit_key(task: str, rec: dict, doc_id: str) -> str:
     except Exception:  # a task gone since (a deleted YAML file): documents
         return f"doc:{doc_id}"
     key = st.unit_key(rec.get("meta") or {}, default=None)
-    return f"doc:{doc_id}" if key is None else "unit:" + "|".join(map(str, key))
+    if key is None:
+        return f"doc:{doc_id}"
+    parts = key if isinstance(key, tuple) else (key,)
+    return "unit:" + "|".join(str(x) for x in parts)
 
 
 def paired_bootstrap(
