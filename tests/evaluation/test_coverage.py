@@ -19,7 +19,7 @@ def test_quick_grid_every_shown_interval_covers_and_small_settings_are_withheld(
     rows = coverage.run(reps=1000, quick=True)
     assert _failures(rows) == []
     kinds = {r.kind for r in rows}
-    assert kinds == {"proportion", "accchg", "correlation", "compare"}
+    assert kinds == {"proportion", "accchg", "contrast", "correlation", "compare"}
     # the structures of the releases are all there, shown and withheld
     assert {r.structure for r in rows} >= {"items", "condaqa", "minimal-pairs", "blocks", "seeds"}
     assert any(r.method == "withheld" for r in rows)

@@ -10,6 +10,7 @@ import pytest
 
 from negbench.evaluation.intervals import (
     BOOTSTRAP_RESAMPLES,
+    contrast_interval,
     BOOTSTRAP_SEED,
     MIN_CLUSTERS,
     benjamini_hochberg,
@@ -173,3 +174,21 @@ def test_model_card_fallback_does_not_treat_accchg_as_a_proportion():
     metrics["M.acc_chg_stderr"] = 0.05
     lo, hi = card_interval(metrics, "M.acc_chg", 0.1, proportion=False)
     assert (lo, hi) == pytest.approx((0.1 - 1.96 * 0.05, 0.1 + 1.96 * 0.05), abs=1e-3)
+
+
+def test_contrast_interval_is_withheld_on_few_blocks_and_brackets_the_difference():
+    # the quick-profile case: 6 blocks, negated 100 % vs affirmative 0 %
+    iv = contrast_interval([47.0] * 6, [47.0] * 6, [0.0] * 6, [46.0] * 6, "blocks")
+    assert iv.ci is None and iv.units_needed == MIN_CLUSTERS and "6 blocks" in iv.reason
+    rng = np.random.default_rng(2)
+    G = MIN_CLUSTERS
+    a = rng.binomial(47, rng.beta(2, 2, G)).astype(float)
+    b = rng.binomial(46, rng.beta(2, 3, G)).astype(float)
+    iv = contrast_interval(a, [47.0] * G, b, [46.0] * G)
+    theta = a.sum() / (47 * G) - b.sum() / (46 * G)
+    assert iv.ci is not None and iv.ci[0] < theta < iv.ci[1]
+    # linearised CR1 by hand
+    u = (a - a.sum() / (47 * G) * 47) / (47 * G) - (b - b.sum() / (46 * G) * 46) / (46 * G)
+    se = math.sqrt(G / (G - 1) * float((u * u).sum()))
+    t = pytest.importorskip("scipy.stats").t.ppf(0.975, G - 1)
+    assert iv.ci == pytest.approx((theta - t * se, theta + t * se))

@@ -30,6 +30,7 @@ from negbench.evaluation.intervals import (
     min_clusters,
     MIN_DISCORDANT,
     clustered_wilson_arrays,
+    contrast_arrays,
     cluster_t_arrays,
     correlation_arrays,
     t_quantile,
@@ -143,6 +144,25 @@ def accchg_setting(G: int, pc: float, pt: float, icc: float, reps: int, seed: in
     )
 
 
+def contrast_setting(G: int, pa: float, pb: float, icc: float, reps: int, seed: int = 0) -> Row:
+    """Coverage of a phenomenon contrast's interval (:func:`negbench.evaluation.intervals.
+    contrast_interval`): blocks of 93 sentences, 47 of one condition (e.g. negated) and 46 of
+    the other, each side with its own Beta block accuracy (ICC ``icc``), truth pa − pb."""
+    label = f"acc={pa:.2f}−{pb:.2f}"
+    if G < MIN_CLUSTERS:
+        return Row("contrast", "blocks", G, icc, label, "withheld", 0.0, None, reps)
+    rng = np.random.default_rng(seed)
+    A = rng.binomial(47, _beta(rng, pa, icc, (reps, G))).astype(float)
+    B = rng.binomial(46, _beta(rng, pb, icc, (reps, G))).astype(float)
+    M = np.full((reps, G), 47.0)
+    K = np.full((reps, G), 46.0)
+    _, lo, hi = contrast_arrays(A, M, B, K)
+    truth = pa - pb
+    shown = hi > lo
+    cov = float(np.mean(((lo <= truth) & (truth <= hi))[shown])) if shown.any() else None
+    return Row("contrast", "blocks", G, icc, label, "cluster-t", float(shown.mean()), cov, reps)
+
+
 def correlation_setting(G: int, rho_x: float, reps: int, seed: int = 0) -> Row:
     """Coverage of JSTS-Neg's correlation interval: gold x = a_g + e, prediction
     y = x + b_g + f with group effects (share ``rho_x`` of each variance) in groups of 2–5."""
@@ -247,6 +267,11 @@ def grid(quick: bool = True) -> Iterator[tuple[str, dict[str, Any]]]:
             for icc in ICCS:
                 seed += 1
                 yield "accchg", {"G": G, "pc": pc, "pt": pt, "icc": icc, "seed": seed}
+    for G in (6, 150) if quick else (6, 30, 100, 150, 300):
+        for pa, pb in ((0.5, 0.5), (0.95, 0.05), (0.9, 0.6)):
+            for icc in ICCS:
+                seed += 1
+                yield "contrast", {"G": G, "pa": pa, "pb": pb, "icc": icc, "seed": seed}
     for G in (5, 50) if quick else (2, 5, 30, 49, 50, 100, 300):
         for rho in (0.0, 0.3, 0.7):
             seed += 1
@@ -288,6 +313,8 @@ def run(reps: int = 1000, quick: bool = True) -> list[Row]:
             out.append(accchg_setting(reps=reps, **kw))
         elif kind == "correlation":
             out.append(correlation_setting(reps=reps, **kw))
+        elif kind == "contrast":
+            out.append(contrast_setting(reps=reps, **kw))
         else:
             out.append(compare_setting(reps=4 * reps, **kw))  # a rate near 5 %: ± 0.35 %
     return out
@@ -336,6 +363,7 @@ __all__ = [
     "TYPE_I_MAX",
     "accchg_setting",
     "compare_setting",
+    "contrast_setting",
     "correlation_setting",
     "grid",
     "item_level_type_i",

@@ -330,6 +330,57 @@ def difference_interval(
     return Interval((float(lo[0]), float(hi[0])), "cluster-t", G, n)
 
 
+def contrast_arrays(
+    a_sums: Any, a_counts: Any, b_sums: Any, b_counts: Any, level: float = 0.95
+) -> tuple[Any, Any, Any]:
+    """Core of :func:`contrast_interval` for arrays (R, G): θ = Σa/Σm − Σb/Σk, the two sides
+    measured in the same clusters; its cluster-robust variance by linearisation (per cluster
+    u = (a − p_a m)/M − (b − p_b k)/K, CR1) and the t interval on G − 1 df.  Returns
+    (θ, low, high)."""
+    import numpy as np
+
+    A, M, B, K = (
+        np.atleast_2d(np.asarray(x, dtype=float)) for x in (a_sums, a_counts, b_sums, b_counts)
+    )
+    present = (M + K) > 0
+    G = present.sum(1).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        Mt, Kt = M.sum(1), K.sum(1)
+        pa, pb = A.sum(1) / Mt, B.sum(1) / Kt
+        u = (A - pa[:, None] * M) / Mt[:, None] - (B - pb[:, None] * K) / Kt[:, None]
+        se = np.sqrt(G / np.maximum(G - 1, 1) * np.where(present, u * u, 0.0).sum(1))
+    q = t_quantile(G - 1, level)
+    theta = pa - pb
+    return theta, theta - q * se, theta + q * se
+
+
+def contrast_interval(
+    a_sums: Sequence[float],
+    a_counts: Sequence[float],
+    b_sums: Sequence[float],
+    b_counts: Sequence[float],
+    unit: str = "clusters",
+) -> Interval:
+    """95 % interval of a phenomenon's contrast: the accuracy of one condition minus that of its
+    reference, both measured in the same clusters (``a_*[g]``, ``b_*[g]``: successes and items of
+    each side in cluster g — This is not a Dataset's negated vs affirmative sentences of a block,
+    a CONDAQA edit vs the original of a group).  Cluster-robust t on G − 1 df (linearised
+    difference of two ratio estimators); withheld under :data:`MIN_CLUSTERS` clusters or when
+    a side has no item."""
+    G = sum(1 for m, k in zip(a_counts, b_counts) if m + k > 0)
+    n = float(sum(a_counts) + sum(b_counts))
+    if sum(a_counts) <= 0 or sum(b_counts) <= 0:
+        return Interval(None, "cluster-t", G, n, "no 95 % interval: one side has no item")
+    if G < MIN_CLUSTERS:
+        return Interval(
+            None, "cluster-t", G, n, _needed("the contrast", G, MIN_CLUSTERS, unit), MIN_CLUSTERS
+        )
+    theta, lo, hi = contrast_arrays([a_sums], [a_counts], [b_sums], [b_counts])
+    if not hi[0] > lo[0]:
+        return Interval(None, "cluster-t", G, n, f"no 95 % interval: no spread over the {G} {unit}")
+    return Interval((float(lo[0]), float(hi[0])), "cluster-t", G, n)
+
+
 def interval_of(
     sums: Sequence[float],
     counts: Sequence[float],
