@@ -262,7 +262,10 @@ def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, 
     # phenomena: every per-item condition was tested, group metrics were not
     moved = pc.moved[0]
     assert moved and all(m.tested == (m.bootstrap_p is not None) for m in moved)
-    assert any(m.tested for m in moved) and any(not m.tested for m in moved)
+    # per-item conditions: tested by units, or "too small" with no p-value; group metrics: neither
+    assert any(m.tested or m.too_small for m in moved) and any(not m.n_pairs for m in moved)
+    assert all(m.p_holm is None for m in moved if not m.tested)
+    assert all(m.p_holm >= m.bootstrap_p for m in moved if m.tested)  # Holm only raises p
     for m in moved:
         assert m.delta == pytest.approx(m.b - m.a) or math.isnan(m.delta)
     out = tmp_path / "cmp"

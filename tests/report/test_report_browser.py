@@ -260,7 +260,7 @@ def compare_page(tmp_path_factory, tiny_llama):
     return out / "compare.html"
 
 
-SIGNIFICANCE = ("McNemar p", "bootstrap 95% CI", "boot. p")
+SIGNIFICANCE = ("McNemar p", "95% CI", "p", "p (Holm)")
 
 
 @needs_chromium

@@ -13,6 +13,9 @@ Each warning names the unit, what was seen and what to do (:class:`RunWarning`).
 * ``undefined_metric`` — metrics that the evaluated records cannot define (no complete CONDAQA
   group, no whole This-is-not-a-Dataset block, no minimal pair …);
 * ``subset_incomplete`` — a subset that left out whole strata (a ScoNe condition, a pattern);
+* ``interval_withheld`` — the headline's 95 % interval is not shown: it rests on too few of the
+  benchmark's units for any method to reach its coverage (docs/statistics.md); the warning says
+  how many units it needs;
 * ``note`` — a warning saved as plain text by an older negbench.
 """
 
@@ -47,6 +50,7 @@ KINDS = (
     "strict_vs_lenient",
     "undefined_metric",
     "subset_incomplete",
+    "interval_withheld",
     "note",
 )
 
@@ -279,6 +283,19 @@ def unit_warnings(
             )
         )
     return out
+
+
+def interval_warning(unit: str | None, note: dict[str, Any]) -> RunWarning:
+    """The ``interval_withheld`` warning of a headline whose interval is withheld (``note``:
+    :func:`negbench.scoring.headline.withheld_note`)."""
+    need = note.get("units_needed")
+    fix = (
+        f"evaluate at least {need} units (e.g. a larger --limit / --sample, or the full set) "
+        "for a 95 % interval"
+        if need
+        else "read the value as a point estimate"
+    )
+    return RunWarning(unit, "interval_withheld", f"{note.get('metric')}: {note.get('reason')}", fix)
 
 
 def merged(warnings: Iterable[RunWarning]) -> list[RunWarning]:

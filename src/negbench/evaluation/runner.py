@@ -21,7 +21,7 @@ from negbench.core.requests import request_key
 from negbench.scoring.fewshot import build_context, fewshot_draws
 from negbench.scoring.headline import Parts, add_intervals, group_headline, unit_note
 from negbench.scoring.metrics import over_seeds, unit_metrics
-from negbench.evaluation.run_warnings import RunWarning, merged, unit_warnings
+from negbench.evaluation.run_warnings import RunWarning, interval_warning, merged, unit_warnings
 from negbench.files import fingerprint_records, git_commit, package_versions
 from negbench.evaluation.store import RunStore
 from negbench.scoring.subsets import Selection, combine, select
@@ -633,6 +633,8 @@ def unit_result(
         "subset": subset,
     }
     found = unit_warnings(u.name, u.task, u.mode, records, metrics, subset, head["metric"])
+    if head.get("ci_withheld"):
+        found.append(interval_warning(u.name, head["ci_withheld"]))
     return entry, parts, found
 
 

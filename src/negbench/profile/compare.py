@@ -3,12 +3,14 @@ adapter) side by side, each against the first.
 
 * per benchmark unit group, the comparison ``negbench compare`` makes
   (:func:`negbench.report.compare.compare_runs`: items paired by doc id, McNemar's exact test,
-  the paired bootstrap over documents, with the one default of 10,000 resamples and seed 0), on
-  the profiles read as runs (:class:`~negbench.profile.folder.ProfileRun`);
-* the headline table with every model's score, and Δ with its bootstrap p against the first;
+  tests by the benchmark's units — McNemar's exact test where a unit is one item, else the
+  cluster-robust t —, Holm-adjusted over the groups), on the profiles read as runs
+  (:class:`~negbench.profile.folder.ProfileRun`);
+* the headline table with every model's score, and Δ with its p against the first;
 * the phenomena that moved: each phenomenon's condition in every model, Δ against the first,
-  and — where the condition is a share or mean over items — the same paired tests on its items
-  (both p-values below α: moved); group metrics (consistency, coherence, AccChg) get Δ only.
+  and — where the condition is a share or mean over items — the same paired test by units on
+  its items, Holm-adjusted over the conditions tested (adjusted p below α: moved); group metrics
+  (consistency, coherence, AccChg) get Δ only.
 
 The page (``compare.html``: tables, both figures with every model, the comparisons with their
 flipped items, the per-sample browser of every model), ``compare.md`` and ``compare.json`` go to
@@ -31,8 +33,8 @@ from negbench.report.compare import (
     compare_runs,
     mcnemar,
     p_text,
-    paired_bootstrap,
 )
+from negbench.scoring.intervals import holm, paired_test
 from negbench.scoring.tables import Cell, Column, Row, Table
 
 SCHEMA = "negbench.profile-compare/1"
@@ -49,8 +51,11 @@ class Moved:
     b: float
     delta: float
     n_pairs: int = 0
+    n_units: int = 0  # the benchmark's units the test goes by
     mcnemar_p: float | None = None
-    bootstrap_p: float | None = None
+    bootstrap_p: float | None = None  # the paired test's p by units (name kept)
+    p_holm: float | None = None  # adjusted over the conditions tested against this profile
+    too_small: str | None = None
     ci: tuple[float, float] | None = None
     gap_a: float | None = None  # the contrast's Δ (condition − reference) in A and B
     gap_b: float | None = None
@@ -185,21 +190,25 @@ def _moved(
         if pa.condition.per_item() and pa.condition.ref.units == pb.condition.ref.units:
             xa, xb, ids = paired_items(a.run, b.run, pa.condition.ref)
             if xa:
-                m.tested = True
                 m.n_pairs = len(xa)
-                boot = paired_bootstrap(xa, xb, ids, n_resamples, seed, alpha)
-                m.bootstrap_p = boot["p"]
-                m.ci = (100 * boot["ci_low"], 100 * boot["ci_high"])
+                test = paired_test(xa, xb, ids, alpha)
+                m.n_units = test["n_units"]
+                m.too_small = test["too_small"]
+                m.tested = test["p"] is not None
+                m.bootstrap_p = test["p"]
+                if test["ci_low"] is not None:
+                    m.ci = (100 * test["ci_low"], 100 * test["ci_high"])
                 if all(x in (0.0, 1.0) for x in xa + xb):
                     mc = mcnemar(
                         sum(1 for x, y in zip(xa, xb) if y < x),
                         sum(1 for x, y in zip(xa, xb) if y > x),
                     )
                     m.mcnemar_p = mc["exact_p"]
-                m.significant = bool(
-                    boot["p"] < alpha and (m.mcnemar_p is None or m.mcnemar_p < alpha)
-                )
         out.append(m)
+    # the conditions tested against this profile are one family: Holm (1979)
+    for m, p in zip(out, holm([m.bootstrap_p if m.tested else None for m in out])):
+        m.p_holm = p
+        m.significant = bool(p is not None and p < alpha)
     return out
 
 
@@ -216,7 +225,7 @@ def headline_compare_table(pc: ProfileComparison) -> Table:
     for lab in labels[1:]:
         cols += [
             Column((f"{lab} − {labels[0]}", "Δ"), f"delta:{lab}"),
-            Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}"),
+            Column((f"{lab} − {labels[0]}", "p"), f"p:{lab}"),
         ]
     t = Table(
         "profile-compare-headline",
@@ -224,10 +233,12 @@ def headline_compare_table(pc: ProfileComparison) -> Table:
         "profile",
         ["benchmark", "mode · shots"],
         cols,
-        caption="Scores in % (AccChg in points). Δ against the first profile; p: paired "
-        "bootstrap over documents of the per-item score behind the headline "
-        "(the 'Comparisons' section below has McNemar's test and the flipped items). "
-        "Click a score to list its items.",
+        caption="Scores in % (AccChg in points). Δ against the first profile; p: the paired "
+        "test by the benchmark's units (contrast groups, blocks, minimal-pair groups; else "
+        "documents) of the per-item score behind the headline — McNemar's exact test where a "
+        "unit is one item, else the cluster-robust t; 'too small' under the units it needs "
+        "(the 'Comparisons' section below has the flipped items). Click a score to list its "
+        "items.",
     )
     keys: list[tuple] = []
     rows: dict[tuple, dict[int, HeadlineRow]] = {}
@@ -257,14 +268,21 @@ def headline_compare_table(pc: ProfileComparison) -> Table:
                 else None
             )
             g = _group(pc, j, any_row)
-            p = g["bootstrap"]["p"] if g else None
             cells.append(Cell(d, digits=1) if d is not None else None)
-            cells.append(
-                Cell(p_text(p) + (" *" if g and g["significant"] else "")) if g else Cell("–")
-            )
+            cells.append(Cell(_p_cell(g)) if g else Cell("–"))
         t.rows.append(Row([any_row.name, f"{any_row.mode} · {any_row.shots}-shot"], cells))
-    t.notes.append(f"*: McNemar and bootstrap p both below α = {pc.settings.get('alpha')}.")
+    t.notes.append(
+        f"*: Holm-adjusted p (over the comparison's groups) below α = {pc.settings.get('alpha')}."
+    )
     return t
+
+
+def _p_cell(g: dict) -> str:
+    """A group's p by units (its Holm-adjusted one decides the star), or "too small"."""
+    p = (g.get("test") or {}).get("p")
+    if p is None:
+        return "too small"
+    return p_text(p) + (" *" if g["significant"] else "")
 
 
 def _group(pc: ProfileComparison, j: int, r: HeadlineRow) -> dict | None:
@@ -286,7 +304,8 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
     for lab in labels[1:]:
         cols += [
             Column((f"{lab} − {labels[0]}", "Δ"), f"d:{lab}"),
-            Column((f"{lab} − {labels[0]}", "boot. p"), f"p:{lab}"),
+            Column((f"{lab} − {labels[0]}", "p"), f"p:{lab}"),
+            Column((f"{lab} − {labels[0]}", "p (Holm)"), f"h:{lab}"),
             Column((f"{lab} − {labels[0]}", "moved"), f"m:{lab}"),
         ]
     t = Table(
@@ -296,10 +315,11 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
         ["benchmark: phenomenon"],
         cols,
         caption="Each phenomenon's condition in every profile (%); Δ against the first; "
-        "items paired by doc id: paired bootstrap p and McNemar's test on the "
-        "condition's items ('moved': both p below α). Group metrics "
-        "(consistency, coherence, AccChg) have no per-item test (–). Click a value "
-        "to list its items.",
+        "items paired by doc id, tested by the benchmark's units (McNemar's exact test where "
+        "a unit is one item, else the cluster-robust t); p (Holm): adjusted over the "
+        "conditions tested against that profile ('moved': Holm-adjusted p below α). 'too "
+        "small': too few units or discordant items for a test. Group metrics (consistency, "
+        "coherence, AccChg) have no per-item test (–). Click a value to list its items.",
     )
     by = [{_key(p): p for p in v.phen} for v in pc.views]
     for p0 in pc.views[0].phen:
@@ -311,11 +331,12 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
         for j, ms in enumerate(pc.moved, 1):
             m = next((x for x in ms if (x.benchmark, x.phenomenon, x.condition) == k), None)
             if m is None:
-                cells += [None, None, None]
+                cells += [None, None, None, None]
                 continue
             cells += [
                 Cell(m.delta, digits=1) if math.isfinite(m.delta) else None,
-                Cell(p_text(m.bootstrap_p) if m.tested else "–"),
+                Cell(p_text(m.bootstrap_p) if m.tested else ("too small" if m.too_small else "–")),
+                Cell(p_text(m.p_holm) if m.tested else "–"),
                 Cell("yes" if m.significant else ("no" if m.tested else "–")),
             ]
         t.rows.append(Row([f"{p0.benchmark}: {p0.name}"], cells))
@@ -331,18 +352,21 @@ def moved_lines(pc: ProfileComparison) -> list[str]:
         if not sig:
             out.append(
                 head + "no phenomenon moved significantly "
-                f"({sum(m.tested for m in ms)} tested item by item)"
+                f"({sum(m.tested for m in ms)} tested by units, Holm-adjusted)"
             )
             continue
-        out.append(head + f"{len(sig)} phenomenon condition(s) moved:")
+        out.append(
+            head + f"{len(sig)} phenomenon condition(s) moved (Holm-adjusted over "
+            f"{sum(m.tested for m in ms)} tested):"
+        )
         for m in sorted(sig, key=lambda m: -abs(m.delta)):
             gap = ""
             if m.gap_a is not None and m.gap_b is not None:
                 gap = f"; the contrast went from {m.gap_a:+.1f} to {m.gap_b:+.1f} points"
             out.append(
                 f"  {m.benchmark}: {m.phenomenon}: {m.condition}: {pct(m.a)} → {pct(m.b)} "
-                f"({m.delta:+.1f} points, bootstrap p {p_text(m.bootstrap_p)}, McNemar p "
-                f"{p_text(m.mcnemar_p)}{gap})"
+                f"({m.delta:+.1f} points, p {p_text(m.bootstrap_p)} by {m.n_units} units, "
+                f"Holm {p_text(m.p_holm)}{gap})"
             )
     return out
 
@@ -440,7 +464,7 @@ def summary_text(pc: ProfileComparison) -> str:
             g = _group(pc, j, r0)
             parts.append(
                 f"{(f'{d:+.1f}' if d is not None else '–'):>14}  "
-                f"{(p_text(g['bootstrap']['p']) + ('*' if g['significant'] else '')) if g else '–':>6}"
+                f"{_p_cell(g).replace(' *', '*') if g else '–':>6}"
             )
         lines.append("  ".join(parts))
     return "\n".join(lines + [""] + moved_lines(pc))

@@ -40,13 +40,16 @@ def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def interval(metrics: Mapping[str, Any], metric: str, value: float) -> tuple[float, float] | None:
+def interval(
+    metrics: Mapping[str, Any], metric: str, value: float, proportion: bool = True
+) -> tuple[float, float] | None:
     """95 % interval of a headline score when the run saved none (runs written before negbench
-    saved headline intervals): Wilson over the items the metric counts
-    (``n_scored`` where a task excludes items, else ``n``) for a proportion; else value ± z·stderr
-    when the unit has a stderr; else None."""
+    saved headline intervals): for a proportion (``proportion``; not AccChg, a difference of two
+    accuracies that may lie in [0, 1] too) Wilson over the items the metric counts
+    (``n_scored`` where a task excludes items, else ``n``); else value ± z·stderr when the unit
+    has a stderr; else None."""
     n = metrics.get("n_scored", metrics.get("n"))
-    if 0.0 <= value <= 1.0 and isinstance(n, int) and n > 0:
+    if proportion and 0.0 <= value <= 1.0 and isinstance(n, int) and n > 0:
         return wilson(value * n, n)
     se = metrics.get(metric + "_stderr")
     if _finite(se):
@@ -70,9 +73,11 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         try:
             from negbench.tasks import get_task
 
-            metric = get_task(task).headline(mode)
+            t = get_task(task)
+            metric, proportion = t.headline(mode), bool(t.headline_proportion)
         except NegbenchError:  # a task negbench cannot load any more
             metric = "exact_match" if "exact_match" in u0["metrics"] else "acc"
+            proportion = True
         vals = [m["metrics"].get(metric) for _, m in members]
         if not vals or not all(_finite(v) for v in vals):
             continue
@@ -84,7 +89,7 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         ci = (
             (float(saved[0]), float(saved[1]))
             if saved and all(_finite(x) for x in saved)
-            else interval(u0["metrics"], metric, value)
+            else interval(u0["metrics"], metric, value, proportion)
         )
         low, high = ci if ci else (None, None)
         n = int(u0["metrics"].get("n", 0))

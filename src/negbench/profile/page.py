@@ -870,9 +870,13 @@ def intro_notes(manifest: Mapping[str, Any], rows: Sequence[HeadlineRow]) -> lis
     subs = [r for r in rows if r.subset]
     if subs:
         out.append(
-            "Subset sizes (items) and the standard error of a proportion near 50 %: "
+            "Subset sizes (items), the standard error (SE) of a proportion near 50 % on that "
+            "many independent items and its 95 % margin (1.96 SE; wider where items are "
+            "clustered): "
             + "; ".join(
-                f"{r.name} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
+                f"{r.name} {r.n} (SE {50 / math.sqrt(max(r.n, 1)):.1f} points, 95 % margin "
+                f"±{1.96 * 50 / math.sqrt(max(r.n, 1)):.1f})"
+                for r in subs
             )
             + "."
         )

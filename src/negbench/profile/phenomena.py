@@ -202,9 +202,13 @@ def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
 
 
 def paired_items(a: Run, b: Run, ref: Ref) -> tuple[list[float], list[float], list[str]]:
-    """The per-item values of a per-item condition in two runs, paired by (unit, doc id) — the
-    input of a McNemar test and a paired bootstrap."""
+    """The per-item values of a per-item condition in two runs, paired by (unit, doc id), and
+    each item's benchmark unit (contrast group, block, minimal-pair group; else its document:
+    :func:`negbench.report.compare.unit_key`) — the input of the paired test by units."""
+    from negbench.report.compare import unit_key
     from negbench.scoring.runs import matches, sample_view
+
+    units: dict[tuple[str, str], str] = {}
 
     def values(run: Run) -> dict[tuple[str, str], float]:
         out = {}
@@ -216,6 +220,7 @@ def paired_items(a: Run, b: Run, ref: Ref) -> tuple[list[float], list[float], li
                 v = sample_view(run, u, r, i)
                 if not matches(v, ref.where):
                     continue
+                units.setdefault((name, v["id"]), unit_key(u.task, r, str(v["id"])))
                 if ref.stat == "share":
                     out[(name, v["id"])] = 1.0 if matches(v, ref.hit) else 0.0
                 elif r.get(ref.field) is not None:
@@ -224,4 +229,4 @@ def paired_items(a: Run, b: Run, ref: Ref) -> tuple[list[float], list[float], li
 
     va, vb = values(a), values(b)
     keys = [k for k in va if k in vb]
-    return [va[k] for k in keys], [vb[k] for k in keys], [k[1] for k in keys]
+    return [va[k] for k in keys], [vb[k] for k in keys], [units[k] for k in keys]

@@ -3,21 +3,26 @@ which items flipped, and whether the difference is more than noise.
 
 Items are paired by ``doc_id`` within units of the same name (task × mode × shots × seed), so both
 runs must have evaluated the same data (checked with the dataset fingerprints in results.json).
-For each group of units (seeds pooled) and each unit:
+The tests resample and pair by the **benchmark's own units** (``Task.structure``: CONDAQA
+contrast groups, This is not a Dataset blocks, JSTS-/JNLI-Neg minimal-pair groups; a document
+with all its seeds where a task has no larger unit), because items of one unit share their fate
+and a per-item test counts them as independent evidence (type-I error 55 % on blocks of 93 in the
+simulation of docs/statistics.md).  For each group of units (seeds pooled) and each unit:
 
 * the per-sample score is the group's primary metric (``acc``, ``exact_match``, KoNUBench's
   ``acc_norm`` for cloze, …), 0/1 for every built-in task;
-* **McNemar's test** on the discordant pairs — b = right in A, wrong in B ("losses"), c = wrong in A,
-  right in B ("gains"): the exact two-sided binomial p-value ``min(1, 2 P(X ≤ min(b, c)))``,
-  X ~ Bin(b + c, 1/2), and the χ² statistic with continuity correction ``max(0, |b − c| − 1)² /
-  (b + c)`` with its 1-df p-value;
-* a **paired bootstrap** of the mean difference B − A: documents are resampled with replacement
-  (all seeds of a document move together), ``n_resamples`` times with ``numpy.random.default_rng
-  (seed)``; the percentile interval at ``1 − alpha`` and the two-sided p-value
-  ``min(1, 2 min(P*(Δ ≤ 0), P*(Δ ≥ 0)))``.
-
-Pooling seeds in McNemar treats (seed, item) pairs as independent — the bootstrap, which resamples
-documents, is the one to trust for seed-averaged groups.
+* ``test`` (:func:`negbench.scoring.intervals.paired_test`): units of one item with 0/1 scores
+  get **McNemar's exact test** (scipy's binomial tail, with Lancaster's mid-p); units of several
+  items the **cluster-robust t** on G − 1 degrees of freedom (type-I error ≤ 5.7 % at α = 0.05
+  from 20 units); the 95 % interval of Δ = B − A is the cluster-robust t interval.  Too few units
+  or discordant pairs: "too small", no p-value or interval;
+* ``mcnemar``: McNemar's exact p and mid-p and the χ² with continuity correction over the
+  discordant *items* — valid as a test only where every unit is one item;
+* ``bootstrap``: a paired bootstrap of Δ that resamples units (``n_resamples`` times with
+  ``numpy.random.default_rng(seed)``), percentile interval; withheld (None) under
+  :data:`~negbench.scoring.intervals.MIN_CLUSTERS_TEST` units;
+* ``p_holm``: the test's p-value adjusted by Holm's method over the comparison's groups (a family
+  of tests); ``significant`` means ``p_holm`` < α.
 """
 
 from __future__ import annotations
@@ -27,7 +32,15 @@ import textwrap
 from typing import Any, Sequence
 
 from negbench.errors import DataError
-from negbench.scoring.intervals import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, resample_ratios
+from negbench.scoring.intervals import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    MIN_CLUSTERS_TEST,
+    holm,
+    mcnemar_exact,
+    paired_test,
+    resample_ratios,
+)
 from negbench.scoring.runs import (
     Run,
     benchmark_of,
@@ -42,21 +55,48 @@ SCHEMA = "negbench.compare/1"
 
 
 def mcnemar(b: int, c: int) -> dict:
-    """McNemar's test for b (A right, B wrong) and c (A wrong, B right)."""
+    """McNemar's test for b (A right, B wrong) and c (A wrong, B right): the exact p-value from
+    scipy's binomial tail (milliseconds for any count), Lancaster's mid-p, and the χ² with
+    continuity correction."""
     n = b + c
     if n == 0:
-        return {"b": b, "c": c, "n_discordant": 0, "exact_p": 1.0, "chi2": 0.0, "chi2_p": 1.0}
-    k = min(b, c)
-    exact = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+        return {
+            "b": b,
+            "c": c,
+            "n_discordant": 0,
+            "exact_p": 1.0,
+            "mid_p": 1.0,
+            "chi2": 0.0,
+            "chi2_p": 1.0,
+        }
+    ex = mcnemar_exact(b, c)
     chi2 = max(0, abs(b - c) - 1) ** 2 / n
     return {
         "b": b,
         "c": c,
         "n_discordant": n,
-        "exact_p": exact,
+        "exact_p": ex["exact_p"],
+        "mid_p": ex["mid_p"],
         "chi2": chi2,
         "chi2_p": math.erfc(math.sqrt(chi2 / 2)),
     }
+
+
+def unit_key(task: str, rec: dict, doc_id: str) -> str:
+    """The benchmark unit an item belongs to (``Task.structure``: a contrast group, a block, a
+    minimal-pair group), as a string; the document where the task has no larger unit or cannot
+    be loaded any more."""
+    try:
+        from negbench.tasks import get_task
+
+        st = get_task(task).structure
+    except Exception:  # a task gone since (a deleted YAML file): documents
+        return f"doc:{doc_id}"
+    key = st.unit_key(rec.get("meta") or {}, default=None)
+    if key is None:
+        return f"doc:{doc_id}"
+    parts = key if isinstance(key, tuple) else (key,)
+    return "unit:" + "|".join(str(x) for x in parts)
 
 
 def paired_bootstrap(
@@ -67,21 +107,26 @@ def paired_bootstrap(
     seed: int = BOOTSTRAP_SEED,
     alpha: float = 0.05,
 ) -> dict:
-    """Bootstrap of mean(b − a) over paired items, resampling clusters (default: each item;
-    :func:`negbench.scoring.intervals.resample_ratios`)."""
+    """Bootstrap of mean(b − a) over paired items, resampling clusters (the benchmark's units;
+    default: each item; :func:`negbench.scoring.intervals.resample_ratios`).  Under
+    :data:`MIN_CLUSTERS_TEST` clusters the interval and p are None and ``too_small`` says why
+    (a single item would give p < 0.001 and [1, 1])."""
     import numpy as np
 
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
-    if len(d) == 0:
+    keys0 = list(range(len(d))) if clusters is None else list(clusters)
+    G = len(set(keys0))
+    if len(d) == 0 or G < MIN_CLUSTERS_TEST:
         return {
-            "delta": float("nan"),
-            "ci_low": float("nan"),
-            "ci_high": float("nan"),
-            "p": 1.0,
+            "delta": float(d.mean()) if len(d) else float("nan"),
+            "ci_low": None,
+            "ci_high": None,
+            "p": None,
             "n_resamples": n_resamples,
             "seed": seed,
             "alpha": alpha,
-            "n_clusters": 0,
+            "n_clusters": G,
+            "too_small": f"too small: {G} unit(s); the bootstrap needs {MIN_CLUSTERS_TEST}",
         }
     keys = list(range(len(d))) if clusters is None else list(clusters)
     index: dict[Any, int] = {}
@@ -100,6 +145,7 @@ def paired_bootstrap(
         "seed": seed,
         "alpha": alpha,
         "n_clusters": len(sums),
+        "too_small": None,
     }
 
 
@@ -191,9 +237,10 @@ def compare_runs(
             if not ids:
                 skipped.append({"unit": n, "reason": "no item in common (doc_id)"})
                 continue
-            pa, pb = [], []
+            pa, pb, keys = [], [], []
             for d in ids:
                 x, y = ia[d], ib[d]
+                keys.append(unit_key(task, x, d))
                 sa, sb = _score(x, metric), _score(y, metric_b)
                 pa.append(sa)
                 pb.append(sb)
@@ -216,11 +263,11 @@ def compare_runs(
                     )
             shown = metric if metric == metric_b else f"{metric} vs {metric_b}"
             unit_rows.append(
-                _stats(n, task, mode, k, shown, [n], pa, pb, ids, n_resamples, seed, alpha)
+                _stats(n, task, mode, k, shown, [n], pa, pb, keys, n_resamples, seed, alpha)
             )
             pa_all += pa
             pb_all += pb
-            clusters += ids
+            clusters += keys
         if not pa_all:
             continue
         g = _stats(
@@ -241,6 +288,8 @@ def compare_runs(
         for r in unit_rows:
             r["group"] = gid
         out_units += unit_rows
+    _adjust(out_groups, alpha)
+    _adjust(out_units, alpha)
     return {
         "schema": SCHEMA,
         "a": a.summary(),
@@ -250,8 +299,10 @@ def compare_runs(
             "seed": seed,
             "alpha": alpha,
             "pairing": "doc_id within units of the same name (when the runs share none: "
-            "units of the same task, shots and seed in different scoring modes); the "
-            "bootstrap resamples documents (all seeds of a document together)",
+            "units of the same task, shots and seed in different scoring modes); tests and "
+            "the bootstrap go by the benchmark's units (contrast groups, blocks, minimal-pair "
+            "groups; else documents), all seeds of a unit together",
+            "adjustment": "Holm over the comparison's groups (and, separately, its units)",
         },
         "groups": out_groups,
         "units": out_units,
@@ -279,6 +330,14 @@ def _unit_pairs(a: Run, b: Run, tasks: Sequence[str], skipped: list[dict]) -> li
     skipped += [{"unit": n, "reason": "only in A"} for n in ua if n not in in_a]
     skipped += [{"unit": n, "reason": "only in B"} for n in ub if n not in in_b]
     return pairs
+
+
+def _adjust(rows: list[dict], alpha: float) -> None:
+    """Holm-adjust the rows' test p-values as one family; ``significant``: adjusted p < α."""
+    adj = holm([r["test"]["p"] for r in rows])
+    for r, p in zip(rows, adj):
+        r["p_holm"] = p
+        r["significant"] = bool(p is not None and p < alpha)
 
 
 def _score(rec: dict, metric: str | None) -> float:
@@ -310,6 +369,7 @@ def _stats(
     gains = sum(1 for x, y in zip(pa, pb) if y > x)
     mc = mcnemar(losses, gains) if binary else None
     boot = paired_bootstrap(pa, pb, clusters, n_resamples, seed, alpha)
+    test = paired_test(pa, pb, clusters, alpha)
     am, bm = sum(pa) / n, sum(pb) / n
     return {
         "id": id_,
@@ -320,7 +380,8 @@ def _stats(
         "metric": metric,
         "units": units,
         "n_pairs": n,
-        "n_docs": len(set(clusters)),
+        "n_docs": len(set(clusters)),  # the units the tests resample (kept name)
+        "n_units": len(set(clusters)),
         "a_mean": am,
         "b_mean": bm,
         "delta": bm - am,
@@ -330,7 +391,9 @@ def _stats(
         "losses": losses,
         "mcnemar": mc,
         "bootstrap": boot,
-        "significant": bool(boot["p"] < alpha and (mc is None or mc["exact_p"] < alpha)),
+        "test": test,
+        "p_holm": test["p"],  # replaced by the family's Holm adjustment (_adjust)
+        "significant": bool(test["p"] is not None and test["p"] < alpha),
     }
 
 
@@ -353,14 +416,16 @@ def comparison_rows(cmp: dict, level: str = "groups") -> tuple[list[str], list[l
         "Δ (B−A)",
         "gains",
         "losses",
-        "McNemar p (exact)",
-        "bootstrap 95% CI",
-        "bootstrap p",
+        "units",
+        "McNemar p (exact, items)",
+        "95% CI (by units)",
+        "p (by units)",
+        "p (Holm)",
         "sig.",
     ]
     rows = []
     for g in cmp[level]:
-        bt = g["bootstrap"]
+        ts = g.get("test") or {}
         rows.append(
             [
                 g["task"],
@@ -373,13 +438,22 @@ def comparison_rows(cmp: dict, level: str = "groups") -> tuple[list[str], list[l
                 f"{g['delta']:+.3f}",
                 str(g["gains"]),
                 str(g["losses"]),
+                str(g.get("n_units", g.get("n_docs", ""))),
                 p_text(g["mcnemar"]["exact_p"]) if g["mcnemar"] else "–",
-                f"[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]",
-                p_text(bt["p"]),
+                ci_text(ts),
+                p_text(ts.get("p")) if ts.get("p") is not None else "too small",
+                p_text(g.get("p_holm")),
                 "yes" if g["significant"] else "",
             ]
         )
     return head, rows
+
+
+def ci_text(test: dict) -> str:
+    """A test's 95 % interval of Δ, or why there is none."""
+    if test.get("ci_low") is None or test.get("ci_high") is None:
+        return "too small" if test.get("too_small") else "–"
+    return f"[{test['ci_low']:+.3f}, {test['ci_high']:+.3f}]"
 
 
 #: Columns of the console and Markdown text a flipped item's answers are wrapped to.
@@ -409,7 +483,9 @@ def to_markdown(cmp: dict, max_flips: int = 20) -> str:
     head, rows = comparison_rows(cmp)
     lines = [
         f"**Comparison: A = {a}, B = {b}** (gains = wrong in A, right in B; losses = the "
-        f"reverse; sig. = bootstrap and McNemar p < {cmp['settings']['alpha']})",
+        f"reverse; tests by the benchmark's units: McNemar's exact test where a unit is one "
+        f"item, else the cluster-robust t on units − 1 df; sig. = Holm-adjusted p < "
+        f"{cmp['settings']['alpha']} over the {len(cmp['groups'])} groups compared)",
         "",
         "| " + " | ".join(head) + " |",
         "|" + "---|" * len(head),

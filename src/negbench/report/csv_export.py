@@ -105,6 +105,14 @@ COMPARISONS_HEADER = (
     "bootstrap_ci_low",
     "bootstrap_ci_high",
     "bootstrap_p",
+    "n_units",
+    "test_method",
+    "test_ci_low",
+    "test_ci_high",
+    "test_p",
+    "test_mid_p",
+    "p_holm",
+    "too_small",
     "significant",
 )
 FLIPS_HEADER = (
@@ -237,6 +245,14 @@ def comparison_rows(cmps: Sequence[dict]):
                 bt["ci_low"],
                 bt["ci_high"],
                 bt["p"],
+                g.get("n_units"),
+                (g.get("test") or {}).get("method"),
+                (g.get("test") or {}).get("ci_low"),
+                (g.get("test") or {}).get("ci_high"),
+                (g.get("test") or {}).get("p"),
+                (g.get("test") or {}).get("mid_p"),
+                g.get("p_holm"),
+                (g.get("test") or {}).get("too_small"),
                 g["significant"],
             )
 

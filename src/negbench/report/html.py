@@ -199,9 +199,17 @@ COMPARE_HEAD = (
     ("A", None),
     ("B", None),
     ("Δ (B−A)", None),
-    ("McNemar p", "exact two-sided McNemar p over the discordant pairs"),
-    ("bootstrap 95% CI", "paired bootstrap percentile interval of Δ"),
-    ("boot. p", "paired bootstrap two-sided p"),
+    ("units", "the benchmark's units the tests go by (groups, blocks, documents)"),
+    (
+        "McNemar p",
+        "exact two-sided McNemar p over the discordant items (a valid test where each unit is one item)",
+    ),
+    (
+        "95% CI",
+        "interval of Δ by units (cluster-robust t on units − 1 df); 'too small' under the units it needs",
+    ),
+    ("p", "two-sided p by units: McNemar's exact test (one item per unit) or the cluster-robust t"),
+    ("p (Holm)", "p adjusted by Holm's method over the comparison's groups"),
     ("gains ✗→✓", "wrong in A, right in B (click to list them)"),
     ("losses ✓→✗", "right in A, wrong in B (click to list them)"),
     ("metric", None),
@@ -211,7 +219,7 @@ COMPARE_HEAD = (
 def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
     """A comparison as an HTML table; gains / losses cells link to the flipped items (refs are
     added to ``refs``)."""
-    from negbench.report.compare import p_text
+    from negbench.report.compare import ci_text, p_text
 
     a, b = cmp["a"], cmp["b"]
     titles = {"A": f"A = {a['label']}", "B": f"B = {b['label']}"}
@@ -223,7 +231,7 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
         + "</tr></thead><tbody>"
     ]
     for gi, g in enumerate(cmp["groups"]):
-        bt = g["bootstrap"]
+        ts = g.get("test") or {}
         cells = []
         for kind, n in (("gain", g["gains"]), ("loss", g["losses"])):
             rid = f"{cid}.g{gi}.{kind}"
@@ -248,8 +256,11 @@ def comparison_html(cmp: dict, cid: str, refs: dict) -> str:
             f"<tr{sig}><th{long}>{_esc(g['task'])}</th><th>{_esc(g['mode'])}</th><th>{g['shots']}</th>"
             f"<td>{g['n_pairs']}</td><td>{g['a_mean']:.3f}</td>"
             f"<td>{g['b_mean']:.3f}</td><td>{g['delta']:+.3f}</td>"
+            f"<td>{g.get('n_units', g.get('n_docs', ''))}</td>"
             f"<td>{p_text(g['mcnemar']['exact_p']) if g['mcnemar'] else '–'}</td>"
-            f"<td>[{bt['ci_low']:+.3f}, {bt['ci_high']:+.3f}]</td><td>{p_text(bt['p'])}</td>"
+            f"<td>{ci_text(ts)}</td>"
+            f"<td>{p_text(ts.get('p')) if ts.get('p') is not None else 'too small'}</td>"
+            f"<td>{p_text(g.get('p_holm'))}</td>"
             + "".join(cells)
             + f'<td class="nb-left">{_esc(g["metric"])}</td></tr>'
         )

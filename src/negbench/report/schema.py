@@ -143,7 +143,7 @@ BOOTSTRAP = {
         "delta": _num,
         "ci_low": _num,
         "ci_high": _num,
-        "p": {"type": "number"},
+        "p": _num,
         "n_resamples": _int,
         "seed": _int,
         "alpha": {"type": "number"},

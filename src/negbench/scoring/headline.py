@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable, Iterable
 
-from negbench.scoring.intervals import interval
+from negbench.scoring.intervals import Interval, interval_of
 from negbench.scoring.metrics import sd
 
 Parts = dict[Hashable, tuple[float, float]]
@@ -57,13 +57,34 @@ def headline_parts(task, mode: str, records: Iterable[dict]) -> Parts | None:
     return field_parts(task, records, [task.headline(mode)]).get(task.headline(mode))
 
 
-def ci_of(parts: Parts | None, proportion: bool = True) -> list[float] | None:
+def interval_from(parts: Parts | None, proportion: bool = True, unit: str = "units") -> Interval:
+    """The 95 % interval of Σ sums / Σ counts over ``parts``, or why it is withheld
+    (:func:`negbench.scoring.intervals.interval_of`)."""
     if not parts:
-        return None
+        return Interval(None, "none", 0, 0.0, "no item to count")
     sums = [s for s, _ in parts.values()]
     counts = [c for _, c in parts.values()]
-    ci = interval(sums, counts, proportion)
-    return [ci[0], ci[1]] if ci else None
+    return interval_of(sums, counts, proportion, unit)
+
+
+def ci_of(parts: Parts | None, proportion: bool = True) -> list[float] | None:
+    iv = interval_from(parts, proportion)
+    return [iv.ci[0], iv.ci[1]] if iv.ci else None
+
+
+def withheld_note(metric: str, iv: Interval) -> dict | None:
+    """What ``headline["ci_withheld"]`` holds when a headline's interval is withheld: why, the
+    units it rests on and how many it needs (None when the interval is shown or nothing was
+    counted)."""
+    if iv.ci is not None or not iv.units:
+        return None
+    return {
+        "metric": metric,
+        "reason": iv.reason,
+        "units": iv.units,
+        "units_needed": iv.units_needed,
+        "method": iv.method,
+    }
 
 
 def add_intervals(
@@ -84,10 +105,16 @@ def add_intervals(
     value = _num(metrics.get(h))
     if value is None and parts and h not in metrics:
         value = sum(s for s, _ in parts.values()) / sum(c for _, c in parts.values())
-    ci = ci_of(parts, task.headline_proportion) if value is not None else None
+    unit = task.structure.units_name if task.structure.unit else "items"
+    iv = interval_from(parts, task.headline_proportion, unit) if value is not None else None
+    ci = [iv.ci[0], iv.ci[1]] if iv and iv.ci else None
     metrics[f"{h}_ci95"] = ci
     n = int(round(sum(c for _, c in parts.values()))) if parts else int(metrics.get("n") or 0)
-    return {"metric": h, "value": value, "ci95": ci, "n": n}, parts
+    head: dict[str, Any] = {"metric": h, "value": value, "ci95": ci, "n": n}
+    note = withheld_note(h, iv) if iv else None
+    if note:
+        head["ci_withheld"] = note
+    return head, parts
 
 
 def group_headline(task, mode: str, units: list[dict], parts: list[Parts | None]) -> dict:
@@ -131,7 +158,14 @@ def unit_note(name: str, entry: dict) -> str:
     if not h:
         return ""
     ci = h.get("ci95")
-    ci_text = f" (95 % CI {_v(ci[0])}–{_v(ci[1])})" if ci else " (95 % CI –)"
+    wh = h.get("ci_withheld") or {}
+    ci_text = (
+        f" (95 % CI {_v(ci[0])}–{_v(ci[1])})"
+        if ci
+        else f" (95 % CI withheld: {wh.get('units')} units, {wh.get('units_needed')} needed)"
+        if wh.get("units_needed")
+        else " (95 % CI –)"
+    )
     n = int(sub.get("n", h.get("n") or 0))
     full = int(sub.get("full", n))
     size = f"n = {n:,} of {full:,} records"

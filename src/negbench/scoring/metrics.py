@@ -63,7 +63,16 @@ def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
 
 
 def over_seeds(values: Sequence[float]) -> dict:
-    return {"mean": mean(values), "sd": sd(values), "n_seeds": len(values), "values": list(values)}
+    """Mean over few-shot seeds and their SD — None for one seed (one value has no spread; 0.0
+    would say the seeds do not matter)."""
+    from negbench.scoring.intervals import seed_sd
+
+    return {
+        "mean": mean(values),
+        "sd": seed_sd(values),
+        "n_seeds": len(values),
+        "values": list(values),
+    }
 
 
 def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:

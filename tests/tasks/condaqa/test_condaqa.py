@@ -116,6 +116,18 @@ def test_consistency_by_hand():
     assert by["affirmative"] == {"n": 5, "acc": 1.0}
 
 
+def test_consistency_intervals_count_groups_and_are_withheld_when_few():
+    from negbench.scoring.intervals import MIN_ITEMS, wilson
+
+    few = cq.consistency_intervals(hand_records())  # 4 complete groups: too few
+    assert few["consistency_ci95"] is None and few["consistency_scope_ci95"] is None
+    many = [rec(100 + g, "q1", e, g % 3 != 0) for g in range(MIN_ITEMS + 6) for e in range(4)]
+    got = cq.consistency_intervals(many)
+    k = sum(1 for g in range(MIN_ITEMS + 6) if g % 3 != 0)
+    assert got["consistency_ci95"] == pytest.approx(list(wilson(k, MIN_ITEMS + 6)))
+    assert "consistency_ci95" in cq.scores(many)
+
+
 def test_incomplete_groups_excluded():
     R = hand_records()
     # D's correct answers must not raise consistency; making D complete and correct does.

@@ -139,7 +139,47 @@ def test_report_sections_equal_their_parts():
     sizes = {f"b{b}": sum(x.block == f"b{b}" for x in items) for b in range(60)}
     flip = random.Random(0).random
     coin = [Judged(*x[:7], flip() < 0.5) for x in items]
-    assert nad.random_baseline(items, sizes) == nad.table4_row(nad.scorer_report(coin, sizes))
+    assert nad.random_draw(items, sizes) == nad.table4_row(nad.scorer_report(coin, sizes))
+    # the Random row is the expectation of the coin, not one draw: the mean of many draws
+    exp = nad.random_baseline(items, sizes)
+    draws = [nad.random_draw(items, sizes, seed=s) for s in range(400)]
+    for k, v in exp.items():
+        if v != v:
+            continue
+        m = sum(d[k] for d in draws) / len(draws)
+        assert abs(m - v) < 2.0, (k, m, v)  # 400 draws: the mean's SE is < 0.6 points here
+        if k.startswith("acc"):
+            assert v == 50.0
+
+
+def test_random_expectation_is_exact_on_a_small_block():
+    """Every one of the 2^n answer patterns of two small blocks, scored as a run: their mean
+    is the Random row's expectation, to the last digit."""
+    import itertools
+
+    items = [
+        J(1, "b0", "affirmation", False, True, False),
+        J(1, "b0", "verbal", False, False, False),
+        J(1, "b0", "non_verbal", False, False, False),
+        J(1, "b0", "affirmation", True, False, False),
+        J(1, "b0", "verbal", True, True, False),
+        J(2, "b1", "affirmation", False, False, False),
+        J(2, "b1", "verbal", False, True, False),
+        J(2, "b1", "affirmation", True, False, False),
+        J(2, "b1", "verbal", True, True, False),
+    ]
+    sizes = {"b0": 5, "b1": 4}
+    rows = []
+    for answers in itertools.product([False, True], repeat=len(items)):
+        got = [Judged(*x[:7], a) for x, a in zip(items, answers)]
+        rows.append(nad.table4_row(nad.scorer_report(got, sizes)))
+    exp = nad.random_baseline(items, sizes)
+    for k in ("coherence_all", "coherence_wo_distractor", "coherence_w_distractor"):
+        # every block scorable here: the expected share is the mean share
+        assert exp[k] == pytest.approx(sum(r[k] for r in rows) / len(rows), abs=0.01), k
+    for k, v in exp.items():
+        if k.startswith("acc") and v == v:
+            assert v == pytest.approx(sum(r[k] for r in rows) / len(rows))
 
 
 def test_calibration_bins_by_their_edges():

@@ -606,6 +606,25 @@ def edit_consistency(records: Sequence[dict], key: str | None = None, spans: str
     return out
 
 
+def consistency_intervals(
+    records: Sequence[dict], key: str | None = None, spans: str = "keep"
+) -> dict:
+    """95 % intervals of the consistency metrics: each complete group counts once (a 0/1 per
+    group), so Wilson over the groups — None under the groups its coverage needs
+    (:func:`negbench.scoring.intervals.proportion_interval`, docs/statistics.md)."""
+    from negbench.scoring.intervals import proportion_interval
+
+    comp, _ = groups(records, key, spans)
+    vals = {"consistency": [float(all(g.values())) for g in comp.values()]}
+    for e in (1, 2, 3):
+        vals[f"consistency_{EDITS[e]}"] = [float(g[0] and g[e]) for g in comp.values()]
+    out: dict[str, Any] = {}
+    for name, v in vals.items():
+        iv = proportion_interval(v, [1.0] * len(v), "groups")
+        out[f"{name}_ci95"] = list(iv.ci) if iv.ci else None
+    return out
+
+
 def _label_of(text: str | None) -> str:
     if text is None:
         return "none"
@@ -653,6 +672,7 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
     }
     out.update(consistency(records, k, spans))
     out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
+    out.update(consistency_intervals(records, k, spans))
     for name, v in accuracy_by_edit(records, k, spans).items():
         out[f"acc_{name}"] = v["acc"]
     return out

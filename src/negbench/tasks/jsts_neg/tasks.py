@@ -337,6 +337,13 @@ def jsts_neg_metrics(mode: str, records: list[dict]) -> dict:
     out["unparseable_rate"] = out["unparseable"] / len(records) if records else float("nan")
     out["pearson"] = mp.corr([g for g, _ in parsed], [p for _, p in parsed])
     out["spearman"] = mp.spearman([g for g, _ in parsed], [p for _, p in parsed])
+    # Pearson's 95 % interval by minimal-pair groups (Fisher's z, cluster jackknife, t on G − 1
+    # df); None when the groups are too few for its coverage (docs/statistics.md)
+    from negbench.scoring.intervals import correlation_interval
+
+    groups = [str(r["meta"].get("group")) for r, p in zip(records, preds) if p is not None]
+    iv = correlation_interval([g for g, _ in parsed], [p for _, p in parsed], groups)
+    out["pearson_ci95"] = list(iv.ci) if iv.ci else None
     if records and "scores" in records[0]:  # log-likelihood: the expected score too
         exp = [sum(i * p for i, p in enumerate(_softmax(r["scores"]))) for r in records]
         out["pearson_expected"] = mp.corr(golds, exp)

@@ -851,14 +851,94 @@ def calibration(p: Sequence[float], y: list[bool], bins: int = 10) -> dict:
     return {"brier": brier, "ece": ece}
 
 
+def _p_uniform_opposite(na: int, nb: int) -> tuple[float, float]:
+    """P(True) and P(None) of :func:`~negbench.tasks.notadataset.truth_scorer._uniform_opposite`
+    on two groups of ``na`` and ``nb`` fair coins (equal or opposite: the same probability)."""
+    ua = 2.0 ** (1 - na) if na else 1.0  # a group's answers all alike
+    ub = 2.0 ** (1 - nb) if nb else 1.0
+    if na and nb:
+        return ua * ub / 2, 0.0
+    return 0.0, ua * ub  # one side empty: None when the other is uniform, else False
+
+
+def random_expectation(
+    items: list[Judged] | Columns,
+    block_sizes: dict[str, int],
+    blocks: dict[str, list[int]] | None = None,
+) -> dict:
+    """Table 4's Random row on the same sentences, as the **expectation** of a fair coin per
+    sentence (percent), not one draw: every accuracy cell is 50 (each sentence is right with
+    probability ½); a coherence cell is 100 · Σ P(coherent) / Σ P(scorable) over the complete
+    blocks, from the groups the official verdict compares (all answers of a group alike with
+    probability 2^(1−k); "All" also needs every answer right or every answer wrong, 2 configurations
+    of 2^n).  Exact where every block is scorable (the release's complete blocks); otherwise the
+    ratio of the expected counts."""
+    from negbench.tasks.notadataset.truth_scorer import ANTONYMY, columns_verdict
+
+    c = items if isinstance(items, Columns) else Columns.of(items)
+    blocks = c.blocks() if blocks is None else blocks
+    shown = table4_row(scorer_report(c, block_sizes, blocks))  # which cells exist
+    out = {k: (50.0 if v == v else v) for k, v in shown.items() if not k.startswith("coherence")}
+    complete = [idx for k, idx in blocks.items() if len(idx) == block_sizes[k]]
+    cells = ("All", "Affirmation-Negation_Input", "Affirmation-Negation_Distractor")
+    coherent = dict.fromkeys(cells, 0.0)
+    scorable = dict.fromkeys(cells, 0.0)
+    for idx in complete:
+        pid = c.pattern_id[idx[0]]
+        antonymy = pid in ANTONYMY
+        sizes = [0, 0, 0, 0]  # negated, affirmative; then with distractor (as _verdict)
+        for i in idx:
+            aff = c.negation_type[i] == "affirmation"
+            regular = (not aff) if c.is_distractor[i] else (aff != antonymy)
+            if c.label[i] == regular:
+                sizes[2 * c.is_distractor[i] + aff] += 1
+        wo_t, wo_n = _p_uniform_opposite(sizes[1], sizes[0])
+        w_t, w_n = _p_uniform_opposite(sizes[3], sizes[2])
+        for cell, (t, none) in (
+            ("Affirmation-Negation_Input", (wo_t, wo_n)),
+            ("Affirmation-Negation_Distractor", (w_t, w_n)),
+        ):
+            coherent[cell] += t
+            scorable[cell] += 1 - none
+        # All: None when neither side is False and one is None; True only on the all-right and
+        # the all-wrong answers, and only where the verdict holds for them
+        all_none = (1 - (1 - wo_t - wo_n)) * (1 - (1 - w_t - w_n)) - wo_t * w_t
+        all_true = 0.0
+        for answers in (c.label, [not x for x in c.label]):
+            if columns_verdict(idx, pid, c.with_pred(list(answers)))["All"] is True:
+                all_true += 0.5 ** len(idx)
+        coherent["All"] += all_true
+        scorable["All"] += 1 - all_none
+    names = {
+        "All": "coherence_all",
+        "Affirmation-Negation_Input": "coherence_wo_distractor",
+        "Affirmation-Negation_Distractor": "coherence_w_distractor",
+    }
+    for cell, key in names.items():
+        out[key] = 100 * coherent[cell] / scorable[cell] if scorable[cell] > 0 else 0.0
+    return {k: out[k] for k in shown}
+
+
 def random_baseline(
     items: list[Judged] | Columns,
     block_sizes: dict[str, int],
     seed: int = 0,
     blocks: dict[str, list[int]] | None = None,
 ) -> dict:
-    """Table 4's Random row on the same sentences: a fair coin per sentence (the only second
-    scoring of a unit: other predictions, same columns and blocks)."""
+    """Table 4's Random row on the same sentences: the expectation of a fair coin per sentence
+    (:func:`random_expectation`; ``seed`` is kept for callers and unused — one draw of the coin
+    moved coherence by tens of points on small subsets)."""
+    return random_expectation(items, block_sizes, blocks)
+
+
+def random_draw(
+    items: list[Judged] | Columns,
+    block_sizes: dict[str, int],
+    seed: int = 0,
+    blocks: dict[str, list[int]] | None = None,
+) -> dict:
+    """One draw of the fair coin per sentence, scored like a run (what the Random row was
+    before it became the expectation; kept to check the expectation against many draws)."""
     c = items if isinstance(items, Columns) else Columns.of(items)
     flip = random.Random(seed).random
     return table4_row(
@@ -939,7 +1019,7 @@ def tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     lines = []
     rb = rows[0][1].get("random_baseline") or {}
     lines.append(
-        "| Random (same sentences) | "
+        "| Random (expected, same sentences) | "
         + " | ".join(f"{rb.get(k, float('nan')):.1f}" for k, _ in T4_COLS)
         + " |"
     )

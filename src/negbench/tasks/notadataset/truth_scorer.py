@@ -182,6 +182,12 @@ def _verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | Non
     }
 
 
+def columns_verdict(idx: Iterable[int], pid: int, c: "Columns") -> dict[str, bool | None]:
+    """The five coherence verdicts of the sentences ``idx`` of columns ``c`` (pattern ``pid``):
+    what the Random row's expectation evaluates on the all-right and all-wrong answers."""
+    return _verdict(idx, pid, c)
+
+
 def tally(verdicts: Iterable[dict[str, bool | None]]) -> dict:
     """Coherence counts and percentages from per-block verdicts (:func:`block_coherence`)."""
     out: dict[str, dict[str, float]] = {
