@@ -18,14 +18,46 @@ filter (paired item by item when two profiles are compared), or a task metric re
 the unit's records (group metrics: consistency, coherence, AccChg).  Phenomena are computed on
 each benchmark's headline units: the first task (all tasks of a pooled part), the first mode,
 the fewest shots, every seed.
+
+Each contrast is a difference on the same items, clustered by the benchmark's own units (a block,
+a contrast group, a group of minimal pairs; else the item): n on both sides and a cluster-robust
+95 % interval (:func:`negbench.evaluation.intervals.paired_difference`).  A side whose
+predictions are constant (one answer for :data:`~negbench.evaluation.run_warnings.CONSTANT_SHARE`
+of its items), or with fewer than :data:`MIN_SIDE_N` items, is flagged: the table marks it and
+the figure leaves the contrast out — such a difference measures the label balance or noise.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Hashable
+
+from negbench.evaluation.intervals import Difference, paired_difference
 from negbench.report.load import Run, UnitResult, primary_metric
 from negbench.report.tables import Ref, resolve_ref
+
+#: Fewest items (groups, pairs, blocks for a metric over them) a side of a contrast needs before
+#: its difference is drawn in the figure: below it the side is flagged (the coverage study of
+#: issue 33 puts a usable interval at ten clusters or more; twenty items keep one item's flip
+#: under five points).
+MIN_SIDE_N = 20
+
+
+@dataclass(frozen=True)
+class Items:
+    """How a condition decomposes over the benchmark's clusters, for its interval: ``item`` — a
+    mean of one value per record matching ``where`` (the record's ``field``, or 1 when it
+    matches ``hit``); ``all`` — per cluster 1 when every matching record is right (CONDAQA's
+    consistency, This is not a Dataset's coherence), one count per cluster; ``treatment`` /
+    ``control`` — the minimal pairs of ``pair_set`` (JSTS-Neg / JNLI-Neg), one count per pair."""
+
+    kind: str  # item / all / treatment / control
+    where: dict = field(default_factory=dict)
+    field: str | None = None
+    hit: dict | None = None
+    pair_set: str = "M"
 
 
 @dataclass
@@ -34,11 +66,24 @@ class Condition:
     ref: Ref
     value: float = float("nan")  # in percent (or points)
     sd: float | None = None  # over seeds / pooled tasks
-    n: int = 0  # records in the condition's population (per unit, summed)
+    n: int = 0  # what the value counts (items; groups, blocks or pairs for group metrics)
+    items: Items | None = None  # how it decomposes (None: from ``ref``, a mean or share)
+    counted: str = "items"  # what ``n`` counts
+    constant: str | None = None  # the one answer the model gives on this side's items
+    sums: dict[Hashable, tuple[float, float]] = field(default_factory=dict, repr=False)
 
     def per_item(self) -> bool:
         """Whether the value is a mean of one 0/1 (or numeric) value per record (pairable)."""
         return self.ref.stat in ("mean", "share")
+
+    def flags(self) -> list[str]:
+        """Why this side says little: constant predictions, or too few items."""
+        out = []
+        if self.constant is not None:
+            out.append(f"the model answers {self.constant} throughout")
+        if self.n < MIN_SIDE_N:
+            out.append(f"n = {self.n} < {MIN_SIDE_N}")
+        return out
 
 
 @dataclass
@@ -48,6 +93,7 @@ class Phenomenon:
     condition: Condition
     reference: Condition | None = None
     note: str = ""
+    diff: Difference | None = None  # the paired difference over clusters, in points
 
     @property
     def delta(self) -> float | None:
@@ -55,6 +101,30 @@ class Phenomenon:
             return None
         d = self.condition.value - self.reference.value
         return None if math.isnan(d) else d
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The 95 % interval of Δ (points), or None (see :meth:`ci_note`)."""
+        return self.diff.ci if self.diff is not None else None
+
+    def ci_note(self) -> str:
+        if self.reference is None or self.delta is None:
+            return ""
+        if self.diff is None:
+            return "no interval: the value does not split over the items"
+        return self.diff.why
+
+    def flags(self) -> list[str]:
+        """Each flagged side, said: ``condition: the model answers 'A' throughout``."""
+        out = [f"{self.condition.label}: {f}" for f in self.condition.flags()]
+        if self.reference is not None:
+            out += [f"{self.reference.label}: {f}" for f in self.reference.flags()]
+        return out
+
+    @property
+    def drawn(self) -> bool:
+        """Whether the figure draws this contrast (both sides unflagged)."""
+        return self.reference is not None and self.delta is not None and not self.flags()
 
     def to_dict(self) -> dict:
         def cond(c: Condition | None) -> dict | None:
@@ -65,15 +135,25 @@ class Phenomenon:
                 "value": None if math.isnan(c.value) else c.value,
                 "sd": c.sd,
                 "n": c.n,
+                "counted": c.counted,
+                "constant_answer": c.constant,
+                "flags": c.flags(),
                 "ref": c.ref.to_dict(),
             }
 
+        d = self.diff
         return {
             "benchmark": self.benchmark,
             "phenomenon": self.name,
             "condition": cond(self.condition),
             "reference": cond(self.reference),
             "delta": self.delta,
+            "ci95": list(self.ci) if self.ci else None,
+            "ci_note": self.ci_note() or None,
+            "clusters": d.clusters if d else None,
+            "paired_clusters": d.paired if d else None,
+            "flags": self.flags(),
+            "drawn": self.drawn,
             "note": self.note,
         }
 
@@ -243,6 +323,8 @@ def _notadataset(run, units, bench) -> list[Phenomenon]:
                     None,
                     "coherence_w_distractor",
                 ),
+                items=Items("all", {"meta.is_distractor": True}),
+                counted="blocks",
             ),
             Condition(
                 "w/o distractor",
@@ -254,6 +336,8 @@ def _notadataset(run, units, bench) -> list[Phenomenon]:
                     None,
                     "coherence_wo_distractor",
                 ),
+                items=Items("all", {"meta.is_distractor": False}),
+                counted="blocks",
             ),
             "coherence: every sentence of a block answered right (blocks the subset holds whole)",
         )
@@ -286,6 +370,7 @@ def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
     orig = Condition(
         "original passage",
         _ref(run, units, "metric", {"meta.PassageEditID": 0}, None, "acc_original", replicate),
+        items=Items("item", {"meta.PassageEditID": 0}),
     )
     out = [
         Phenomenon(
@@ -302,12 +387,17 @@ def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
                     f"acc_{EDITS[e]}",
                     replicate,
                 ),
+                items=Items("item", {"meta.PassageEditID": e}),
             ),
             orig,
         )
         for e in (1, 2, 3)
     ]
-    acc = Condition("accuracy", _ref(run, units, "metric", {}, None, "accuracy", replicate))
+    acc = Condition(
+        "accuracy",
+        _ref(run, units, "metric", {}, None, "accuracy", replicate),
+        items=Items("item", {}),
+    )
     out.append(
         Phenomenon(
             bench,
@@ -315,6 +405,8 @@ def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
             Condition(
                 "all four passages right",
                 _ref(run, units, "metric", {}, None, "consistency", replicate),
+                items=Items("all", {}),
+                counted="groups",
             ),
             acc,
             "a question counts when its answers on the original and all three edits are right",
@@ -336,6 +428,8 @@ def _condaqa(run, units, bench, replicate) -> list[Phenomenon]:
                         f"consistency_{EDITS[e]}",
                         replicate,
                     ),
+                    items=Items("all", {"meta.PassageEditID": [0, e]}),
+                    counted="groups",
                 ),
             )
         )
@@ -361,8 +455,15 @@ def _pairs(run, units, bench) -> list[Phenomenon]:
                         None,
                         f"{s}.acc_prime",
                     ),
+                    items=Items("treatment", pair_set=s),
+                    counted="pairs",
                 ),
-                Condition("Acc", _ref(run, units, "metric", {}, None, f"{s}.acc")),
+                Condition(
+                    "Acc",
+                    _ref(run, units, "metric", {}, None, f"{s}.acc"),
+                    items=Items("control", pair_set=s),
+                    counted="pairs",
+                ),
                 "Δ = AccChg (JSTS-Neg §4.2), in points",
             )
         )
@@ -410,11 +511,151 @@ def phenomena(run: Run, bench: str, tasks: list[str], pooled: bool = False) -> l
         for c in (p.condition, p.reference):
             if c is not None:
                 evaluate(run, c)
+        contrast(p)
     return [p for p in rows if not math.isnan(p.condition.value) or p.condition.n]
 
 
+#: Largest gap (points) between a shown Δ and the same Δ recomputed from the clusters for which
+#: the interval is still the shown Δ's (the metric may leave items out that the split keeps).
+AGREE_POINTS = 0.5
+
+
+def contrast(p: Phenomenon) -> Phenomenon:
+    """Fill in the contrast's paired difference over the clusters both sides were split into."""
+    c, r = p.condition, p.reference
+    if r is None or p.delta is None or not c.sums or not r.sums:
+        return p
+    keys = list(dict.fromkeys([*c.sums, *r.sums]))
+    zero = (0.0, 0.0)
+    a = [c.sums.get(k, zero) for k in keys]
+    b = [r.sums.get(k, zero) for k in keys]
+    d = paired_difference(
+        [100 * x for x, _ in a], [n for _, n in a], [100 * x for x, _ in b], [n for _, n in b]
+    )
+    if d is not None and abs(d.delta - p.delta) > AGREE_POINTS:
+        d = None  # the split does not reproduce the metric: no interval rather than a wrong one
+    p.diff = d
+    return p
+
+
+def _cluster_key(run: Run, u: UnitResult, rec: dict, view: dict) -> Hashable:
+    """The benchmark's unit a record belongs to (a block, a contrast group, a group of minimal
+    pairs), else the item; the same document under several seeds is one cluster."""
+    from negbench.errors import NegbenchError
+    from negbench.tasks import get_task
+
+    try:
+        st = get_task(u.task).structure
+    except NegbenchError:
+        st = None
+    k = st.unit_key(rec.get("meta") or {}) if st is not None else None
+    return ("unit", k) if k is not None else ("item", view["id"])
+
+
+def _value(view: dict, rec: dict, items: Items) -> float | None:
+    from negbench.report.load import matches
+
+    if items.hit is not None:
+        return 1.0 if matches(view, items.hit) else 0.0
+    if items.field is not None:
+        v = rec.get(items.field)
+        if not isinstance(v, (int, float)) or (isinstance(v, float) and math.isnan(v)):
+            return None
+        return float(v)
+    c = view.get("correct")
+    return None if c is None else float(bool(c))
+
+
+def _split(run: Run, c: Condition) -> None:
+    """``c.sums`` (per cluster: Σ value, count), ``c.n`` and whether its answers are constant."""
+    from negbench.evaluation.run_warnings import CONSTANT_SHARE, _prediction, _shown
+    from negbench.report.load import matches, sample_view
+
+    items = c.items or Items(
+        "item",
+        c.ref.where,
+        c.ref.field if c.ref.stat == "mean" else None,
+        c.ref.hit or {} if c.ref.stat == "share" else None,
+    )
+    sums: dict[Hashable, list[float]] = {}
+    preds: Counter = Counter()
+    choices = None
+    for name in c.ref.units:
+        u = run.units[name]
+        recs = run.samples(name)
+        if items.kind in ("treatment", "control"):
+            _split_pairs(run, u, recs, items, sums, preds)
+            continue
+        groups: dict[Hashable, list[float]] = {}
+        for i, r in enumerate(recs):
+            view = sample_view(run, u, r, i)
+            if not matches(view, items.where):
+                continue
+            pr, _, ok = _prediction(r)
+            if ok:
+                preds[_hashable(pr)] += 1
+                choices = choices or r.get("choices")
+            v = _value(view, r, items)
+            if v is None:
+                continue
+            k = _cluster_key(run, u, r, view)
+            if items.kind == "all":
+                groups.setdefault(k, []).append(v)
+            else:
+                s = sums.setdefault(k, [0.0, 0.0])
+                s[0] += v
+                s[1] += 1
+        for k, vs in groups.items():
+            s = sums.setdefault(k, [0.0, 0.0])
+            s[0] += float(all(x >= 1 for x in vs))
+            s[1] += 1
+    c.sums = {k: (s[0], s[1]) for k, s in sums.items()}
+    if c.items is not None:
+        c.n = int(sum(s[1] for s in sums.values()) / max(1, _replicates(run, c)))
+    answered = sum(preds.values())
+    if answered:
+        top, cnt = preds.most_common(1)[0]
+        if cnt / answered >= CONSTANT_SHARE:
+            c.constant = _shown(top, choices)
+
+
+def _replicates(run: Run, c: Condition) -> int:
+    """How many seeds (or other replicates) of the same items the condition's units hold."""
+    seeds = {run.units[n].seed for n in c.ref.units}
+    tasks = {run.units[n].task for n in c.ref.units}
+    return max(1, len(c.ref.units) // max(1, len(tasks))) if len(seeds) > 1 else 1
+
+
+def _hashable(x: object) -> Hashable:
+    return x if isinstance(x, Hashable) else repr(x)
+
+
+def _split_pairs(run, u, recs, items: Items, sums, preds) -> None:
+    from negbench.tasks.common.minimal_pairs import (
+        _correct,
+        correctness_key,
+        derive_pairs,
+        pair_sets,
+    )
+    from negbench.evaluation.run_warnings import _prediction
+
+    recs = list(recs)
+    k = correctness_key(recs)
+    for p in pair_sets(derive_pairs([r["meta"] for r in recs]))[items.pair_set]:
+        i = p.treatment if items.kind == "treatment" else p.control
+        r = recs[i]
+        pr, _, ok = _prediction(r)
+        if ok:
+            preds[_hashable(pr)] += 1
+        g = ("unit", str(recs[p.treatment]["meta"]["group"]))
+        s = sums.setdefault(g, [0.0, 0.0])
+        s[0] += _correct(r, k)
+        s[1] += 1
+
+
 def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
-    """Fill in a condition's value (percent), SD over replicates, and population size."""
+    """Fill in a condition's value (percent), SD over replicates, population size, its split
+    over clusters and whether its answers are constant."""
     from negbench.report.load import matches, sample_view
 
     cache = {} if cache is None else cache
@@ -428,6 +669,7 @@ def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:
             if matches(sample_view(run, u, r, i), c.ref.where)
         )
     c.n = n
+    _split(run, c)
     return c
 
 
