@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -51,12 +51,23 @@ def summarize(records: Iterable[dict], metric_names: Iterable[str]) -> dict:
 
 
 def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
-    """A metric per value of ``meta[key]`` (e.g. accuracy per negation type)."""
+    """A metric per value of ``meta[key]`` (e.g. accuracy per negation type), each with its n
+    and, for a 0/1 metric, the Wilson 95 % interval of the cell (``{metric}_ci95``) — so every
+    breakdown a run prints says how far its cells can be trusted."""
+    from negbench.evaluation.intervals import wilson
+
     groups: dict[str, list[float]] = {}
     for r in records:
         g = r.get("meta", {}).get(key)
         groups.setdefault(str(g), []).append(float(r[metric]))
-    return {g: {"n": len(v), metric: mean(v)} for g, v in sorted(groups.items())}
+    out: dict[str, dict] = {}
+    for g, v in sorted(groups.items()):
+        cell: dict[str, Any] = {"n": len(v), metric: mean(v)}
+        if v and all(x in (0.0, 1.0) for x in v):
+            ci = wilson(sum(v), len(v))
+            cell[f"{metric}_ci95"] = list(ci) if ci else None
+        out[g] = cell
+    return out
 
 
 def over_seeds(values: Sequence[float]) -> dict:

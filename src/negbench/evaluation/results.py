@@ -206,7 +206,103 @@ def run_tables(results: dict) -> dict[str, str]:
 
 
 def tables_text(results: dict) -> str:
-    return "".join(f"\n{name}\n{table}\n" for name, table in run_tables(results).items())
+    """The run's breakdowns (n and 95 % interval per cell), then its task tables."""
+    text = breakdowns_text(results)
+    return ("\n" + text + "\n" if text else "") + "".join(
+        f"\n{name}\n{table}\n" for name, table in run_tables(results).items()
+    )
+
+
+# -- breakdowns ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BreakdownCell:
+    """One cell of a breakdown: a value of the grouping field, its items, the metric on them and
+    its 95 % interval (None: not a 0/1 metric, or a run that saved none)."""
+
+    group: str
+    n: int
+    value: float | None
+    ci: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A metric per value of a field in one unit (a YAML task's ``group_by``: ``acc_by_negated``;
+    KoNUBench's ``by_local_type`` …)."""
+
+    unit: str
+    name: str  # the metric's key in the unit's metrics
+    metric: str  # the metric in each cell
+    field: str  # what the cells are values of
+    cells: tuple[BreakdownCell, ...]
+
+
+def _breakdown(unit: str, name: str, v: Any) -> Breakdown | None:
+    """``v`` read as a breakdown: a non-empty dict of cells each holding an integer ``n`` and a
+    numeric metric; None otherwise."""
+    if not isinstance(v, dict) or not v:
+        return None
+    metric = None
+    cells = []
+    for g, c in v.items():
+        if not isinstance(c, dict) or not isinstance(c.get("n"), int):
+            return None
+        keys = [
+            k
+            for k, x in c.items()
+            if k != "n" and not k.endswith(("_ci95", "_stderr")) and _value(x) is not None
+        ]
+        if not keys and metric is None:
+            return None
+        metric = metric or keys[0]
+        ci = c.get(f"{metric}_ci95")
+        ok = (
+            isinstance(ci, (list, tuple))
+            and len(ci) == 2
+            and all(_value(x) is not None for x in ci)
+        )
+        cells.append(
+            BreakdownCell(
+                str(g),
+                int(c["n"]),
+                _value(c.get(metric)),
+                (float(ci[0]), float(ci[1])) if ok else None,
+            )
+        )
+    assert metric is not None
+    field = name.split("_by_", 1)[1] if "_by_" in name else name.removeprefix("by_")
+    return Breakdown(unit, name, metric, field, tuple(cells))
+
+
+def breakdowns(results: dict) -> list[Breakdown]:
+    """Every breakdown of every unit of a run, in unit order."""
+    out = []
+    for uname, u in (results.get("units") or {}).items():
+        for name, v in (u.get("metrics") or {}).items():
+            b = _breakdown(uname, name, v)
+            if b is not None:
+                out.append(b)
+    return out
+
+
+def breakdowns_text(results: dict) -> str:
+    """The breakdowns as plain-text tables: per cell n, the value and its 95 % interval."""
+    bs = breakdowns(results)
+    if not bs:
+        return ""
+    out = [
+        "Breakdowns (per cell: n items, the metric, its 95 % Wilson interval over the cell's "
+        "items; – where the metric is not a 0/1 score)"
+    ]
+    for b in bs:
+        rows = [(b.field, "n", b.metric, "95% CI")] + [
+            (c.group, str(c.n), "–" if c.value is None else f"{c.value:.4f}", _ci(c.ci))
+            for c in b.cells
+        ]
+        out.append(
+            f"{b.unit} · {b.name}\n" + "\n".join("  " + x for x in _table(rows).splitlines())
+        )
+    return "\n\n".join(out)
 
 
 def _fmt(v) -> str:
