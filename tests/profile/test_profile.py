@@ -23,6 +23,7 @@ from negbench.profile.folder import load_profile_run, read_manifest
 from negbench.profile.presets import BENCHMARKS
 from negbench.report.tables import resolve_ref
 
+from browser import needs_chromium, table_boxes
 from locations import SHARED, TEST_DATA
 
 FIXTURES = {
@@ -175,6 +176,21 @@ def test_the_page_html_markdown_and_model_card(prof_a):
         assert f"| {u.task} | {u.mode} |" in card
     assert m["files"]["html"] == "profile.html"
     assert "rank" in prof.summary() and "not run:" in prof.summary()
+
+
+@needs_chromium
+def test_the_page_reads_at_a_laptops_width(prof_a, tmp_path):
+    """At 1366 px in a real Chromium: no table of the profile page is wider than its box (long
+    text wraps; nothing to scroll sideways), and the page itself does not scroll sideways."""
+    prof, _ = prof_a
+    page, boxes = table_boxes(prof.page, tmp_path, 1366)
+    assert page["inner"] == 1366 and page["doc"] <= 1366, page
+    ids = {b.id for b in boxes}
+    assert {"profile-headline", "profile-phenomena", "profile-not-run"} <= ids, ids
+    assert any(i.startswith("profile-standing-") for i in ids), ids
+    wide = [b for b in boxes if not b.fits]
+    assert wide == [], wide
+    assert all(b.boxed for b in boxes if b.id.startswith("profile-"))
 
 
 def test_the_lm_eval_layout_is_read_by_lm_evals_own_utilities(prof_a, tmp_path):
@@ -467,3 +483,58 @@ def test_a_part_of_several_tasks_gives_each_task_its_own_modes():
         "kobest-boolq-neg:cloze",
     ]  # a task without data left out
     assert task_mode_specs(["nubench"], ("completion",)) == ["completion"]
+
+
+def test_docs_state_the_quick_sizes_and_standard_errors_the_code_takes():
+    """docs/profile.md's quick column and its standard errors are the presets' own numbers (it
+    once said 250 / 150 / 200 items where the code took 60 / 30 / 32)."""
+    import re
+
+    from locations import ROOT
+    from negbench.profile.presets import quick_sizes, quick_standard_errors
+
+    doc = (ROOT / "docs" / "profile.md").read_text(encoding="utf-8")
+    stated = {}
+    for line in doc.splitlines():
+        m = re.match(r"\| `([a-z-]+)` [^|]*\|[^|]*\|[^|]*\| ([0-9,]+|–)(?= )", line)
+        if m:
+            stated[m.group(1)] = None if m.group(2) == "–" else int(m.group(2).replace(",", ""))
+    sizes = quick_sizes()
+    assert set(stated) == {b.key for b in BENCHMARKS}, stated
+    assert {k: v for k, v in stated.items() if v is not None} == sizes
+    assert all(stated[b.key] is None for b in BENCHMARKS if not b.quick)
+    block = re.search(
+        r"<!-- quick-standard-errors -->\n(.*?)\n<!-- /quick-standard-errors -->", doc, re.S
+    )
+    assert block and block.group(1) == quick_standard_errors()
+
+
+def test_a_missing_package_is_the_reason_and_its_fix_says_install_it(monkeypatch, tmp_path):
+    """KoBEST BoolQ without the 'datasets' package: the not-run row's reason names the package
+    and its "how" line starts with installing it (it used to give only the benchmark's
+    where-to-get-the-data line, which does not answer that reason)."""
+    import sys
+
+    from negbench.profile.page import not_run
+    from negbench.profile.presets import BY_KEY
+    from negbench.profile.runner import task_data
+
+    monkeypatch.delenv("NEGBENCH_KOBEST_BOOLQ", raising=False)
+    monkeypatch.setenv("NEGBENCH_DATA", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets fails
+    miss = task_data("kobest-boolq", shots=False)
+    assert miss is not None and "needs the 'datasets' package" in miss["message"]
+    b = BY_KEY["konubench-diagnostics"]
+    manifest = {
+        "benchmarks": [
+            {
+                "key": b.key,
+                "how_to_get": b.how_to_get,
+                "parts": [{"status": "done", "spec": {"tasks": []}, "missing": [miss]}],
+            }
+        ]
+    }
+    (row,) = not_run(manifest)
+    assert row["why"] == miss["message"]
+    assert row["how"].startswith("pip install -c constraints.txt datasets"), row["how"]
+    assert "NEGBENCH_KOBEST_BOOLQ" in row["how"] and b.how_to_get in row["how"]

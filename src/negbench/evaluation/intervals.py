@@ -182,10 +182,10 @@ def paired_difference(
     g = len(rows)
     paired = sum(1 for _, ca, _, cb in rows if ca > 0 and cb > 0)
     if g < min_clusters:
-        return Difference(d, None, g, paired, f"{g} clusters; an interval needs {min_clusters}")
+        return Difference(d, None, g, paired, f"{g} clusters < {min_clusters}")
     u = [(sa - ra * ca) / na - (sb - rb * cb) / nb for sa, ca, sb, cb in rows]
     v = g / (g - 1) * sum(x * x for x in u)
     if v <= 0:
-        return Difference(d, None, g, paired, "no spread over the clusters to estimate")
+        return Difference(d, None, g, paired, "no spread over the clusters")
     half = float(student_t.ppf(1 - alpha / 2, g - 1)) * math.sqrt(v)
     return Difference(d, (d - half, d + half), g, paired)

@@ -72,3 +72,16 @@ def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
 
 def over_seeds(values: Sequence[float]) -> dict:
     return {"mean": mean(values), "sd": sd(values), "n_seeds": len(values), "values": list(values)}
+
+
+def share_cell(p: Any, n: Any) -> str:
+    """A breakdown cell of a 0/1 score as the task tables print it: ``62.5 [41.0–80.2] (24)`` —
+    percent, its Wilson 95 % interval over the cell's n items, n; ``–`` when undefined."""
+    from negbench.evaluation.intervals import wilson
+
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or math.isnan(p):
+        return "–" + (f" ({n})" if isinstance(n, int) else "")
+    if not isinstance(n, int) or n <= 0:
+        return f"{100 * p:.1f}"
+    ci = wilson(p * n, n)
+    return f"{100 * p:.1f} [{100 * ci[0]:.1f}–{100 * ci[1]:.1f}] ({n})" if ci else f"{100 * p:.1f}"

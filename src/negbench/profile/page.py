@@ -421,11 +421,15 @@ def _n_text(c: Condition) -> str:
 def _phenomenon_note(p: Phenomenon) -> str:
     """The flags of a contrast (⚠: left out of the figure) and why Δ has no interval."""
     flags = p.flags()
-    out = ["⚠ " + "; ".join(flags) + " (not drawn)"] if flags else []
+    out = ["⚠ " + "; ".join(flags) + ": not drawn"] if flags else []
+    d = p.diff
     if p.ci is None and p.ci_note():
-        out.append(p.ci_note())
-    elif p.diff is not None and p.reference is not None:
-        out.append(f"{p.diff.clusters} clusters")
+        out.append(f"no CI: {p.ci_note()}")
+    elif d is not None and p.reference is not None:
+        out.append(
+            f"{d.clusters} clusters"
+            + ("" if d.paired == d.clusters else f", {d.paired} with both sides")
+        )
     return "; ".join(out + ([p.note] if p.note else []))
 
 
@@ -554,7 +558,7 @@ def not_run(manifest: Mapping[str, Any]) -> list[dict]:
                         "task": m["task"],
                         "status": "no data",
                         "why": m["message"],
-                        "how": b.get("how_to_get") or m.get("fix", ""),
+                        "how": _how(m.get("fix") or "", b.get("how_to_get") or ""),
                     }
                 )
             if p.get("status") in ("unsupported", "failed", "pending"):
@@ -568,6 +572,17 @@ def not_run(manifest: Mapping[str, Any]) -> list[dict]:
                     }
                 )
     return out
+
+
+def _how(fix: str, how_to_get: str) -> str:
+    """What to do about a missing task: the fix of its own error first (it answers the reason
+    shown beside it — "pip install … datasets" for a missing package), then where the
+    benchmark's data comes from."""
+    if not fix:
+        return how_to_get
+    if not how_to_get or how_to_get in fix:
+        return fix
+    return f"{fix}. Where the data comes from: {how_to_get}"
 
 
 def not_run_table(items: Sequence[Mapping[str, str]]) -> Table:

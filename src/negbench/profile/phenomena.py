@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Hashable
 
 from negbench.evaluation.intervals import Difference, paired_difference
@@ -80,9 +80,9 @@ class Condition:
         """Why this side says little: constant predictions, or too few items."""
         out = []
         if self.constant is not None:
-            out.append(f"the model answers {self.constant} throughout")
+            out.append(f"one answer ({self.constant})")
         if self.n < MIN_SIDE_N:
-            out.append(f"n = {self.n} < {MIN_SIDE_N}")
+            out.append(f"n < {MIN_SIDE_N}")
         return out
 
 
@@ -115,11 +115,17 @@ class Phenomenon:
         return self.diff.why
 
     def flags(self) -> list[str]:
-        """Each flagged side, said: ``condition: the model answers 'A' throughout``."""
-        out = [f"{self.condition.label}: {f}" for f in self.condition.flags()]
-        if self.reference is not None:
-            out += [f"{self.reference.label}: {f}" for f in self.reference.flags()]
-        return out
+        """Each flagged side, said: ``both sides: one answer ('A')``, ``reference: n < 20``."""
+        a = self.condition.flags()
+        b = self.reference.flags() if self.reference is not None else []
+        if self.reference is None:
+            return a
+        both = [f for f in a if f in b]
+        return (
+            [f"both sides: {f}" for f in both]
+            + [f"condition: {f}" for f in a if f not in both]
+            + [f"reference: {f}" for f in b if f not in both]
+        )
 
     @property
     def drawn(self) -> bool:
@@ -534,6 +540,8 @@ def contrast(p: Phenomenon) -> Phenomenon:
     )
     if d is not None and abs(d.delta - p.delta) > AGREE_POINTS:
         d = None  # the split does not reproduce the metric: no interval rather than a wrong one
+    if d is not None and d.ci is not None:  # a difference of two percentages
+        d = replace(d, ci=(max(-100.0, d.ci[0]), min(100.0, d.ci[1])))
     p.diff = d
     return p
 
@@ -544,12 +552,21 @@ def _cluster_key(run: Run, u: UnitResult, rec: dict, view: dict) -> Hashable:
     from negbench.errors import NegbenchError
     from negbench.tasks import get_task
 
+    meta = rec.get("meta") or {}
+    extra = CLUSTER_FIELDS.get(view.get("benchmark", ""))
+    if extra and all(f in meta for f in extra):
+        return ("unit", tuple(meta[f] for f in extra))
     try:
         st = get_task(u.task).structure
     except NegbenchError:
         st = None
-    k = st.unit_key(rec.get("meta") or {}) if st is not None else None
+    k = st.unit_key(meta) if st is not None else None
     return ("unit", k) if k is not None else ("item", view["id"])
+
+
+#: Benchmarks whose items are rewrites of one example without a subset unit: ScoNe-NLI's six
+#: conditions of a row are one example's variants (a condition vs no negation pairs by row).
+CLUSTER_FIELDS: dict[str, tuple[str, ...]] = {"scone-nli": ("row",)}
 
 
 def _value(view: dict, rec: dict, items: Items) -> float | None:
@@ -584,7 +601,7 @@ def _split(run: Run, c: Condition) -> None:
         u = run.units[name]
         recs = run.samples(name)
         if items.kind in ("treatment", "control"):
-            _split_pairs(run, u, recs, items, sums, preds)
+            choices = _split_pairs(run, u, recs, items, sums, preds) or choices
             continue
         groups: dict[Hashable, list[float]] = {}
         for i, r in enumerate(recs):
@@ -630,7 +647,7 @@ def _hashable(x: object) -> Hashable:
     return x if isinstance(x, Hashable) else repr(x)
 
 
-def _split_pairs(run, u, recs, items: Items, sums, preds) -> None:
+def _split_pairs(run, u, recs, items: Items, sums, preds) -> list | None:
     from negbench.tasks.common.minimal_pairs import (
         _correct,
         correctness_key,
@@ -641,16 +658,19 @@ def _split_pairs(run, u, recs, items: Items, sums, preds) -> None:
 
     recs = list(recs)
     k = correctness_key(recs)
+    choices = None
     for p in pair_sets(derive_pairs([r["meta"] for r in recs]))[items.pair_set]:
         i = p.treatment if items.kind == "treatment" else p.control
         r = recs[i]
         pr, _, ok = _prediction(r)
         if ok:
             preds[_hashable(pr)] += 1
+            choices = choices or r.get("choices")
         g = ("unit", str(recs[p.treatment]["meta"]["group"]))
         s = sums.setdefault(g, [0.0, 0.0])
         s[0] += _correct(r, k)
         s[1] += 1
+    return choices
 
 
 def evaluate(run: Run, c: Condition, cache: dict | None = None) -> Condition:

@@ -652,6 +652,7 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
     out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
     for name, v in accuracy_by_edit(records, k, spans).items():
         out[f"acc_{name}"] = v["acc"]
+        out[f"n_{name}"] = v["n"]
     return out
 
 

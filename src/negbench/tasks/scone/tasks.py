@@ -489,11 +489,21 @@ def _predicted(r: dict) -> str | None:
 
 
 def nli_table(mode: str, rows: list[tuple[str, dict]]) -> str:
-    """Markdown: a row per unit, accuracy (percent) per condition and overall."""
+    """Markdown: a row per unit, accuracy (percent) per condition and overall, each with its
+    Wilson 95 % interval and n (the items of a condition are distinct examples)."""
+    from negbench.evaluation.metrics import share_cell
+
     head = "| unit | " + " | ".join(CONDITION_LABELS[c] for c in CONDITIONS) + " | Overall |"
-    lines = [head, "|" + "---|" * (len(CONDITIONS) + 2)]
+    lines = [
+        "Accuracy (%) per condition: value [95 % Wilson interval] (n items)",
+        "",
+        head,
+        "|" + "---|" * (len(CONDITIONS) + 2),
+    ]
     for name, m in rows:
-        cells = [_pct(m.get(f"acc_{c}")) for c in CONDITIONS] + [_pct(m.get("accuracy"))]
+        cells = [share_cell(m.get(f"acc_{c}"), m.get(f"n_{c}")) for c in CONDITIONS] + [
+            share_cell(m.get("accuracy"), m.get("n"))
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
