@@ -153,6 +153,49 @@ def test_every_number_on_the_page_comes_from_its_items(prof_a):
     assert m_row["delta"] == pytest.approx(100 * jsts.metrics["M.acc_chg"], abs=1e-9)
 
 
+def test_phenomena_carry_n_intervals_and_flags_from_the_records(prof_a):
+    """Each contrast: n on both sides, its Δ inside its 95 % interval or a reason for none; a
+    side flagged "one answer" answers one label on ≥ 95 % of its records; flagged contrasts are
+    not drawn, and the others are."""
+    from collections import Counter
+
+    from negbench.evaluation.run_warnings import CONSTANT_SHARE, _prediction
+    from negbench.profile.phenomena import MIN_SIDE_N
+    from negbench.report.load import matches, sample_view
+
+    prof, _ = prof_a
+    run = load_profile_run(prof.folder)
+    phen = read_manifest(prof.folder)["phenomena"]
+    contrasts = [p for p in phen if p["reference"] is not None and p["delta"] is not None]
+    assert contrasts
+    for p in contrasts:
+        c, r = p["condition"], p["reference"]
+        assert c["n"] > 0 and r["n"] > 0, p
+        if p["ci95"]:
+            lo, hi = p["ci95"]
+            assert lo <= p["delta"] + 1e-9 and p["delta"] - 1e-9 <= hi and -100 <= lo <= hi <= 100
+        else:
+            assert p["ci_note"], p
+        assert p["drawn"] == (not p["flags"]), p
+        for side in (c, r):
+            assert ("n < " in " ".join(side["flags"])) == (side["n"] < MIN_SIDE_N)
+            ref = side["ref"]
+            if ref["stat"] not in ("mean", "share"):
+                continue
+            preds: Counter = Counter()
+            for name in ref["units"]:
+                u = run.units[name]
+                for i, rec in enumerate(run.samples(name)):
+                    if matches(sample_view(run, u, rec, i), ref["where"]):
+                        pr, _, ok = _prediction(rec)
+                        preds[repr(pr)] += ok
+            top = preds.most_common(1)[0][1] / max(1, sum(preds.values())) if preds else 0
+            assert (side["constant_answer"] is not None) == (top >= CONSTANT_SHARE), (p, preds)
+    assert any(p["flags"] for p in contrasts)  # 8-item subsets: small sides are flagged
+    html = prof.page.read_text(encoding="utf-8")
+    assert "95 % CI of Δ" in html and "⚠" in html
+
+
 def test_the_page_html_markdown_and_model_card(prof_a):
     prof, _ = prof_a
     html = prof.page.read_text(encoding="utf-8")
@@ -281,6 +324,14 @@ def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, 
     assert any(m.tested for m in moved) and any(not m.tested for m in moved)
     for m in moved:
         assert m.delta == pytest.approx(m.b - m.a) or math.isnan(m.delta)
+    # the page's rules: a condition flagged in either profile (one answer throughout, too few
+    # items) is marked and never counted as moved
+    va, vb = ({(p.benchmark, p.name, p.condition.label): p for p in v.phen} for v in pc.views)
+    for m in moved:
+        k = (m.benchmark, m.phenomenon, m.condition)
+        assert bool(m.flags) == bool(va[k].condition.flags() or vb[k].condition.flags())
+        assert not (m.flags and m.significant)
+    assert any(m.flags for m in moved)  # 8-item subsets: small sides
     out = tmp_path / "cmp"
     assert main(["profile", "compare", str(a), str(b), "--out", str(out)]) == 0
     data = json.loads((out / "compare.json").read_text())

@@ -56,6 +56,9 @@ class Moved:
     gap_b: float | None = None
     significant: bool = False
     tested: bool = False
+    #: why the condition says little in either profile (one answer throughout, n below
+    #: MIN_SIDE_N): then it is not counted as moved, whatever its p-values
+    flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -181,6 +184,11 @@ def _moved(
             pb.condition.value - pa.condition.value,
             gap_a=pa.delta,
             gap_b=pb.delta,
+            flags=[
+                f"{lab}: {f}"
+                for lab, p in ((a.run.label, pa), (b.run.label, pb))
+                for f in p.condition.flags()
+            ],
         )
         if pa.condition.per_item() and pa.condition.ref.units == pb.condition.ref.units:
             xa, xb, ids = paired_items(a.run, b.run, pa.condition.ref)
@@ -197,7 +205,9 @@ def _moved(
                     )
                     m.mcnemar_p = mc["exact_p"]
                 m.significant = bool(
-                    boot["p"] < alpha and (m.mcnemar_p is None or m.mcnemar_p < alpha)
+                    boot["p"] < alpha
+                    and (m.mcnemar_p is None or m.mcnemar_p < alpha)
+                    and not m.flags
                 )
         out.append(m)
     return out
@@ -298,8 +308,9 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
         caption="Each phenomenon's condition in every profile (%); Δ against the first; "
         "items paired by doc id: paired bootstrap p and McNemar's test on the "
         "condition's items ('moved': both p below α). Group metrics "
-        "(consistency, coherence, AccChg) have no per-item test (–). Click a value "
-        "to list its items.",
+        "(consistency, coherence, AccChg) have no per-item test (–). ⚠: the condition "
+        "is one answer throughout, or has too few items, in a profile: not counted as "
+        "moved. Click a value to list its items.",
     )
     by = [{_key(p): p for p in v.phen} for v in pc.views]
     for p0 in pc.views[0].phen:
@@ -316,7 +327,11 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
             cells += [
                 Cell(m.delta, digits=1) if math.isfinite(m.delta) else None,
                 Cell(p_text(m.bootstrap_p) if m.tested else "–"),
-                Cell("yes" if m.significant else ("no" if m.tested else "–")),
+                Cell(
+                    ("⚠ " + "; ".join(m.flags))
+                    if m.flags
+                    else ("yes" if m.significant else ("no" if m.tested else "–"))
+                ),
             ]
         t.rows.append(Row([f"{p0.benchmark}: {p0.name}"], cells))
     return t

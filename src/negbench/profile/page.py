@@ -974,9 +974,11 @@ def intro_notes(manifest: Mapping[str, Any], rows: Sequence[HeadlineRow]) -> lis
     subs = [r for r in rows if r.subset]
     if subs:
         out.append(
-            "Subset sizes (items) and the standard error of a proportion near 50 %: "
+            "Subset sizes (items) and the standard error of a proportion near 50 % on as many "
+            "independent items (one SE, not a 95 % margin, which is about twice as wide; more "
+            "where items come in groups — the tables' CIs include that): "
             + "; ".join(
-                f"{r.name} {r.n} (±{100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
+                f"{r.name} {r.n} (SE {100 * 0.5 / math.sqrt(max(r.n, 1)):.1f} points)" for r in subs
             )
             + "."
         )
