@@ -123,8 +123,12 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         subset_text = ""
         if sub.get("subset"):
             full = sub.get("full")
-            subset_text = f"{int(sub.get('n') or n):,}" + (f" of {int(full):,}" if full else "")
-            subset_text += " items" + (f": {sub['rule']}" if sub.get("rule") else "")
+            count = f"{int(sub.get('n') or n):,}" + (f" of {int(full):,}" if full else "")
+            rule = str(sub.get("rule") or "")
+            # the rule usually says the counts itself ("…: 30 of 7,154 records")
+            subset_text = (
+                rule if count in rule else f"{count} items" + (f": {rule}" if rule else "")
+            )
         rows.append(
             CardRow(
                 task,

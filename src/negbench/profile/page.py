@@ -357,6 +357,12 @@ def _papers_text(row: HeadlineRow) -> str:
     ) + f"{pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)}"
 
 
+def _range(ci: tuple[float, float]) -> str:
+    """``15.8–37.2``; ``-14.3 to -0.6`` where a bound is negative (a dash would read as minus)."""
+    sep = " to " if min(ci) < 0 else "–"
+    return f"{pct(ci[0])}{sep}{pct(ci[1])}"
+
+
 def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headline") -> Table:
     cols = [
         Column(("metric",)),
@@ -380,7 +386,7 @@ def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headlin
     )
     for r in rows:
         n = f"{r.n}" + (f" of {r.full}" if r.subset and r.full else "")
-        ci = f"{pct(r.ci[0])}–{pct(r.ci[1])}" if r.ci else "–"
+        ci = _range(r.ci) if r.ci else "–"
         floor = (
             f"{pct(r.chance)} / {pct(r.majority)}"
             if r.chance is not None or r.majority is not None
