@@ -650,10 +650,24 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
     }
     out.update(consistency(records, k, spans))
     out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
-    for name, v in accuracy_by_edit(records, k, spans).items():
+    by_edit = accuracy_by_edit(records, k, spans)
+    for name, v in by_edit.items():
         out[f"acc_{name}"] = v["acc"]
         out[f"n_{name}"] = v["n"]
+    # per edit type as a breakdown (n and a Wilson interval per cell: one passage of each kind
+    # per question), shown by run, show and the report
+    out["acc_by_edit"] = {
+        name: {"n": v["n"], "acc": v["acc"], "acc_ci95": _wilson_list(v["acc"], v["n"])}
+        for name, v in by_edit.items()
+    }
     return out
+
+
+def _wilson_list(p: float, n: int) -> list[float] | None:
+    from negbench.evaluation.intervals import wilson
+
+    ci = wilson(p * n, n) if n and p == p else None
+    return list(ci) if ci else None
 
 
 HEADLINE = (

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.evaluation.metrics import mean
+from negbench.evaluation.metrics import by_group, mean
 from negbench.evaluation.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource
 from negbench.tasks.records import read_text
@@ -449,6 +449,9 @@ def nli_metrics(mode: str, records: list[dict]) -> dict:
         if c in by:
             out[f"acc_{c}"] = mean(by[c])
             out[f"n_{c}"] = len(by[c])
+    # the same per condition as a breakdown: n and a Wilson interval per cell, shown by run,
+    # show and the report
+    out["acc_by_condition"] = by_group(records, "split", f)
     for lab in LABELS:
         xs = [float(r[f]) for r in records if r["meta"]["label"] == lab]
         if xs:
