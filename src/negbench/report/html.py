@@ -37,7 +37,7 @@ table.nb-table,table.nb-plain{border-collapse:separate;border-spacing:0;margin:0
 .nb-cmp tbody th.nb-long{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:14em}
 .nb-table td.nb-long,.nb-table tbody th.nb-long{white-space:normal;overflow-wrap:break-word;min-width:7em;max-width:26em;text-align:left}
 .nb-table td.nb-para{min-width:11em}
-.nb-table th,.nb-table td{padding:3px 5px}.nb-table thead th{hyphens:auto;overflow-wrap:anywhere;min-width:4.5em}.nb-table thead th.nb-rowhead{min-width:7em}
+.nb-table th,.nb-table td{padding:3px 5px}.nb-table thead th.nb-brk{hyphens:auto;overflow-wrap:anywhere}
 .nb-table thead th,.nb-plain thead th{background:#eef1f7;text-align:center;font-weight:600;white-space:normal;min-width:3.5em}
 .nb-table tbody th{text-align:left;font-weight:500;background:#fafbfd}
 .nb-table a.nb-ref{color:inherit;text-decoration:none;border-bottom:1px dotted #8aa0d0}

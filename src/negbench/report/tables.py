@@ -213,7 +213,10 @@ class Table:
                 if lab is None:
                     continue
                 rs = depth - level if all(len(c.path) == level + 1 for c in cols) else 1
-                h.append(f'<th colspan="{span}" rowspan="{rs}">{html.escape(lab)}</th>')
+                # a long word ("Contradiction (%)") may break, so that a table of many such
+                # columns fits a laptop's width; short ones ("score") never do
+                brk = ' class="nb-brk"' if max(map(len, lab.split()), default=0) > 10 else ""
+                h.append(f'<th colspan="{span}" rowspan="{rs}"{brk}>{html.escape(lab)}</th>')
             h.append("</tr>")
         h.append("</thead><tbody>")
         for ri, r in enumerate(self.rows):
