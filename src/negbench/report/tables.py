@@ -234,6 +234,10 @@ class Table:
                 n_chars = 0 if c.is_number() else len(c.text())
                 cls = "nb-cell" + (" nb-long" if n_chars > LONG_TEXT else "")
                 cls += " nb-para" if n_chars > 3 * LONG_TEXT else ""
+                if c.is_number() and " ± " in c.text():  # "62.50 ± 17.68" may take two lines
+                    v, sd = c.text().split(" ± ", 1)
+                    txt = f"<span>{html.escape(v)}</span> <span>± {html.escape(sd)}</span>"
+                    cls += " nb-sd"
                 if c.ref is not None:
                     h.append(
                         f'<td class="{cls}" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
