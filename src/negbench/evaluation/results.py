@@ -255,20 +255,12 @@ def _breakdown(unit: str, name: str, v: Any) -> Breakdown | None:
         if not keys and metric is None:
             return None
         metric = metric or keys[0]
-        ci = c.get(f"{metric}_ci95")
-        ok = (
-            isinstance(ci, (list, tuple))
-            and len(ci) == 2
-            and all(_value(x) is not None for x in ci)
-        )
-        cells.append(
-            BreakdownCell(
-                str(g),
-                int(c["n"]),
-                _value(c.get(metric)),
-                (float(ci[0]), float(ci[1])) if ok else None,
-            )
-        )
+        raw = c.get(f"{metric}_ci95")
+        ci: tuple[float, float] | None = None
+        if isinstance(raw, (list, tuple)) and len(raw) == 2:
+            lo, hi = _value(raw[0]), _value(raw[1])
+            ci = (lo, hi) if lo is not None and hi is not None else None
+        cells.append(BreakdownCell(str(g), int(c["n"]), _value(c.get(metric)), ci))
     assert metric is not None
     field = name.split("_by_", 1)[1] if "_by_" in name else name.removeprefix("by_")
     return Breakdown(unit, name, metric, field, tuple(cells))
