@@ -23,6 +23,7 @@ from negbench.profile.folder import load_profile_run, read_manifest
 from negbench.profile.presets import benchmarks
 from negbench.scoring.tables import resolve_ref
 
+from browser import needs_chromium, table_boxes
 from locations import SHARED, TEST_DATA
 
 FIXTURES = {
@@ -152,6 +153,49 @@ def test_every_number_on_the_page_comes_from_its_items(prof_a):
     assert m_row["delta"] == pytest.approx(100 * jsts.metrics["M.acc_chg"], abs=1e-9)
 
 
+def test_phenomena_carry_n_intervals_and_flags_from_the_records(prof_a):
+    """Each contrast: n on both sides, its Δ inside its 95 % interval or a reason for none; a
+    side flagged "one answer" answers one label on ≥ 95 % of its records; flagged contrasts are
+    not drawn, and the others are."""
+    from collections import Counter
+
+    from negbench.evaluation.run_warnings import CONSTANT_SHARE, prediction
+    from negbench.profile.phenomena import MIN_SIDE_N
+    from negbench.scoring.runs import matches, sample_view
+
+    prof, _ = prof_a
+    run = load_profile_run(prof.folder)
+    phen = read_manifest(prof.folder)["phenomena"]
+    contrasts = [p for p in phen if p["reference"] is not None and p["delta"] is not None]
+    assert contrasts
+    for p in contrasts:
+        c, r = p["condition"], p["reference"]
+        assert c["n"] > 0 and r["n"] > 0, p
+        if p["ci95"]:
+            lo, hi = p["ci95"]
+            assert lo <= p["delta"] + 1e-9 and p["delta"] - 1e-9 <= hi and -100 <= lo <= hi <= 100
+        else:
+            assert p["ci_note"], p
+        assert p["drawn"] == (not p["flags"]), p
+        for side in (c, r):
+            assert ("n < " in " ".join(side["flags"])) == (side["n"] < MIN_SIDE_N)
+            ref = side["ref"]
+            if ref["stat"] not in ("mean", "share"):
+                continue
+            preds: Counter = Counter()
+            for name in ref["units"]:
+                u = run.units[name]
+                for i, rec in enumerate(run.samples(name)):
+                    if matches(sample_view(run, u, rec, i), ref["where"]):
+                        pr, _, ok = prediction(rec)
+                        preds[repr(pr)] += ok
+            top = preds.most_common(1)[0][1] / max(1, sum(preds.values())) if preds else 0
+            assert (side["constant_answer"] is not None) == (top >= CONSTANT_SHARE), (p, preds)
+    assert any(p["flags"] for p in contrasts)  # 8-item subsets: small sides are flagged
+    html = prof.page.read_text(encoding="utf-8")
+    assert "95 % CI of Δ" in html and "⚠" in html
+
+
 def test_the_page_html_markdown_and_model_card(prof_a):
     prof, _ = prof_a
     html = prof.page.read_text(encoding="utf-8")
@@ -175,6 +219,21 @@ def test_the_page_html_markdown_and_model_card(prof_a):
         assert f"| {u.task} | {u.mode} |" in card
     assert m["files"]["html"] == "profile.html"
     assert "rank" in prof.summary() and "not run:" in prof.summary()
+
+
+@needs_chromium
+def test_the_page_reads_at_a_laptops_width(prof_a, tmp_path):
+    """At 1366 px in a real Chromium: no table of the profile page is wider than its box (long
+    text wraps; nothing to scroll sideways), and the page itself does not scroll sideways."""
+    prof, _ = prof_a
+    page, boxes = table_boxes(prof.page, tmp_path, 1366)
+    assert page["inner"] == 1366 and page["doc"] <= 1366, page
+    ids = {b.id for b in boxes}
+    assert {"profile-headline", "profile-phenomena", "profile-not-run"} <= ids, ids
+    assert any(i.startswith("profile-standing-") for i in ids), ids
+    wide = [b for b in boxes if not b.fits]
+    assert wide == [], wide
+    assert all(b.boxed for b in boxes if b.id.startswith("profile-"))
 
 
 def test_the_lm_eval_layout_is_read_by_lm_evals_own_utilities(prof_a, tmp_path):
@@ -268,6 +327,14 @@ def test_compare_two_profiles_with_negbench_compares_statistics(prof_a, prof_b, 
     assert all(m.p_holm >= m.bootstrap_p for m in moved if m.tested)  # Holm only raises p
     for m in moved:
         assert m.delta == pytest.approx(m.b - m.a) or math.isnan(m.delta)
+    # the page's rules: a condition flagged in either profile (one answer throughout, too few
+    # items) is marked and never counted as moved
+    va, vb = ({(p.benchmark, p.name, p.condition.label): p for p in v.phen} for v in pc.views)
+    for m in moved:
+        k = (m.benchmark, m.phenomenon, m.condition)
+        assert bool(m.flags) == bool(va[k].condition.flags() or vb[k].condition.flags())
+        assert not (m.flags and m.significant)
+    assert any(m.flags for m in moved)  # 8-item subsets: small sides
     out = tmp_path / "cmp"
     assert main(["profile", "compare", str(a), str(b), "--out", str(out)]) == 0
     data = json.loads((out / "compare.json").read_text())
@@ -470,3 +537,58 @@ def test_a_part_of_several_tasks_gives_each_task_its_own_modes():
         "kobest-boolq-neg:cloze",
     ]  # a task without data left out
     assert task_mode_specs(["nubench"], ("completion",)) == ["completion"]
+
+
+def test_docs_state_the_quick_sizes_and_standard_errors_the_code_takes():
+    """docs/profile.md's quick column and its standard errors are the presets' own numbers (it
+    once said 250 / 150 / 200 items where the code took 60 / 30 / 32)."""
+    import re
+
+    from locations import ROOT
+    from negbench.profile.presets import quick_sizes, quick_standard_errors
+
+    doc = (ROOT / "docs" / "profile.md").read_text(encoding="utf-8")
+    stated = {}
+    for line in doc.splitlines():
+        m = re.match(r"\| `([a-z-]+)` [^|]*\|[^|]*\|[^|]*\| ([0-9,]+|–)(?= )", line)
+        if m:
+            stated[m.group(1)] = None if m.group(2) == "–" else int(m.group(2).replace(",", ""))
+    sizes = quick_sizes()
+    assert set(stated) == {b.key for b in benchmarks()}, stated
+    assert {k: v for k, v in stated.items() if v is not None} == sizes
+    assert all(stated[b.key] is None for b in benchmarks() if not b.quick)
+    block = re.search(
+        r"<!-- quick-standard-errors -->\n(.*?)\n<!-- /quick-standard-errors -->", doc, re.S
+    )
+    assert block and block.group(1) == quick_standard_errors()
+
+
+def test_a_missing_package_is_the_reason_and_its_fix_says_install_it(monkeypatch, tmp_path):
+    """KoBEST BoolQ without the 'datasets' package: the not-run row's reason names the package
+    and its "how" line starts with installing it (it used to give only the benchmark's
+    where-to-get-the-data line, which does not answer that reason)."""
+    import sys
+
+    from negbench.profile.page import not_run
+    from negbench.profile.presets import BY_KEY
+    from negbench.profile.runner import task_data
+
+    monkeypatch.delenv("NEGBENCH_KOBEST_BOOLQ", raising=False)
+    monkeypatch.setenv("NEGBENCH_DATA", str(tmp_path))
+    monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets fails
+    miss = task_data("kobest-boolq", shots=False)
+    assert miss is not None and "needs the 'datasets' package" in miss["message"]
+    b = BY_KEY["konubench-diagnostics"]
+    manifest = {
+        "benchmarks": [
+            {
+                "key": b.key,
+                "how_to_get": b.how_to_get,
+                "parts": [{"status": "done", "spec": {"tasks": []}, "missing": [miss]}],
+            }
+        ]
+    }
+    (row,) = not_run(manifest)
+    assert row["why"] == miss["message"]
+    assert row["how"].startswith("pip install -c constraints.txt datasets"), row["how"]
+    assert "NEGBENCH_KOBEST_BOOLQ" in row["how"] and b.how_to_get in row["how"]

@@ -234,13 +234,60 @@ def test_model_card_snippet(run):
         head = f"| {r.task} | {r.mode} | {r.shots} |"
         line = next(line for line in md.splitlines() if line.startswith(head))
         assert (
-            f"| {100 * r.value:.1f} |" in line and f"{100 * r.low:.1f}–{100 * r.high:.1f}" in line
+            f"| {100 * r.value:.1f}" in line
+            and f"| % | {100 * r.low:.1f} to {100 * r.high:.1f} |" in line
         )
         assert ("seeds 3, 4" in line) == (r.shots == 1)
     assert run["provenance"]["git"]["commit"][:12] in md
     assert run["datasets"]["negation-mini"]["test"]["sha256"][:12] in md
     lo, hi = wilson(0.0, 4)
     assert lo == 0.0 and 0.4 < hi < 0.5  # not a zero-width interval at 0 %
+
+
+def test_model_card_says_units_settings_and_the_runs_warnings():
+    """AccChg in points (signed, no Wilson interval on a difference), a subset with its size and
+    rule, the chat template, and every warning of the runs with its row marked."""
+    unit = {
+        "task": "jnli-neg",
+        "mode": "loglik",
+        "shots": 0,
+        "seed": None,
+        "group": "g1",
+        "chat": True,
+        "metrics": {"n": 40, "M.acc_chg": -0.05, "M.acc_chg_stderr": 0.02},
+        "subset": {"subset": True, "n": 40, "full": 2000, "rule": "whole groups, seed 0"},
+    }
+    other = {
+        "task": "negation-mini",
+        "mode": "cloze",
+        "shots": 0,
+        "seed": None,
+        "group": "g2",
+        "chat": False,
+        "metrics": {"n": 40, "acc": 0.7},
+    }
+    results = {
+        "units": {"jnli-neg.loglik.0shot": unit, "negation-mini.cloze.0shot": other},
+        "groups": {},
+        "warnings": [
+            {
+                "unit": "jnli-neg.loglik.0shot",
+                "kind": "constant_prediction",
+                "message": "the model answers 'entailment' for 100 % of the 80 items",
+                "fix": "try --chat",
+            }
+        ],
+    }
+    md = model_card_markdown(results)
+    acc_chg = next(line for line in md.splitlines() if line.startswith("| jnli-neg |"))
+    # −5.0 points, its interval from the stderr (not Wilson on a difference), flagged
+    assert "| -5.0 ⚠ | points | -8.9 to -1.1 |" in acc_chg
+    assert "chat template" in acc_chg and "no chat template" not in acc_chg
+    assert "subset: 40 of 2,000 items: whole groups, seed 0" in acc_chg
+    mini = next(line for line in md.splitlines() if line.startswith("| negation-mini |"))
+    assert "| 70.0 | % |" in mini and "no chat template; all items" in mini
+    assert "[constant_prediction]** `jnli-neg.loglik.0shot`: the model answers 'entailment'" in md
+    assert "Warnings (1)" in md and "AccChg" in md and "in points" in md
 
 
 @pytest.mark.slow

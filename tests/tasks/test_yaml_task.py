@@ -282,3 +282,36 @@ def test_bad_run_config(tmp_path, capsys):
     assert main(["run", "--config", str(p)]) == 2
     assert "flag" in capsys.readouterr().err
     assert main(["run", "--config", str(tmp_path / "none.yaml")]) == 2
+
+
+def test_group_by_breakdown_is_shown_with_n_and_interval(task_file, tiny_llama, tmp_path, capsys):
+    """``acc_by_negated`` — for a negation study the number that matters — is printed by ``run``
+    and ``show`` and is a table of the report (Markdown and HTML), each cell with its n and
+    its Wilson interval, recomputed here from the samples."""
+    from negbench.scoring.intervals import wilson
+
+    out = tmp_path / "run"
+    args = ["run", "--model", tiny_llama, "--tasks", str(task_file), "--modes", "cloze"]
+    assert main(args + ["--output", str(out), "--no-cache"]) == 0
+    printed = capsys.readouterr().out
+    recs = negbench.Results.load(out).samples("my-negation.cloze.0shot")
+    lines = []
+    for neg in ("False", "True"):
+        xs = [r["acc"] for r in recs if str(r["meta"]["negated"]) == neg]
+        lo, hi = wilson(sum(xs), len(xs))
+        lines.append(
+            re.compile(rf"{neg}\s+{len(xs)}\s+{sum(xs) / len(xs):.4f}\s+\[{lo:.3f}, {hi:.3f}\]")
+        )
+    assert "my-negation.cloze.0shot · acc_by_negated" in printed
+    assert all(p.search(printed) for p in lines), printed
+    assert main(["show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "acc_by_negated" in shown and all(p.search(shown) for p in lines)
+    rep = tmp_path / "rep"
+    assert main(["report", str(out), "--out", str(rep), "--no-plots"]) == 0
+    md = (rep / "report.md").read_text(encoding="utf-8")
+    assert (
+        "my-negation.cloze.0shot: acc by negated" in md and "| negated | n | acc | 95 % CI |" in md
+    )
+    html = (rep / "report.html").read_text(encoding="utf-8")
+    assert "acc by negated" in html and "95 % CI" in html

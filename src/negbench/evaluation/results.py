@@ -15,7 +15,7 @@ import math
 from pathlib import Path
 from typing import Iterator
 
-from negbench.scoring.runs import GroupResult, Run, UnitResult, groups_of, units_of
+from negbench.scoring.runs import GroupResult, Run, UnitResult, breakdowns, groups_of, units_of
 
 
 class Results:
@@ -191,7 +191,31 @@ def run_tables(results: dict) -> dict[str, str]:
 
 
 def tables_text(results: dict) -> str:
-    return "".join(f"\n{name}\n{table}\n" for name, table in run_tables(results).items())
+    """The run's breakdowns (n and 95 % interval per cell), then its task tables."""
+    text = breakdowns_text(results)
+    return ("\n" + text + "\n" if text else "") + "".join(
+        f"\n{name}\n{table}\n" for name, table in run_tables(results).items()
+    )
+
+
+def breakdowns_text(results: dict) -> str:
+    """The breakdowns as plain-text tables: per cell n, the value and its 95 % interval."""
+    bs = breakdowns(results)
+    if not bs:
+        return ""
+    out = [
+        "Breakdowns (per cell: n items, the metric, its 95 % Wilson interval over the cell's "
+        "items; – where the metric is not a 0/1 score)"
+    ]
+    for b in bs:
+        rows = [(b.field, "n", b.metric, "95% CI")] + [
+            (c.group, str(c.n), "–" if c.value is None else f"{c.value:.4f}", _ci(c.ci))
+            for c in b.cells
+        ]
+        out.append(
+            f"{b.unit} · {b.name}\n" + "\n".join("  " + x for x in _table(rows).splitlines())
+        )
+    return "\n\n".join(out)
 
 
 def _fmt(v) -> str:

@@ -102,7 +102,7 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(float(v)) else float(v)
 
 
-def _prediction(r: dict) -> tuple[Any, Any, bool]:
+def prediction(r: dict) -> tuple[Any, Any, bool]:
     """(prediction, gold, has an answer) of one sample, comparable with each other."""
     if "pred_bool" in r:
         return bool(r["pred_bool"]), bool(r.get("label")), True
@@ -119,7 +119,7 @@ def _prediction(r: dict) -> tuple[Any, Any, bool]:
     return pred, r.get("gold_index", r.get("gold")), pred is not None
 
 
-def _shown(value: Any, choices: list | None) -> str:
+def shown_answer(value: Any, choices: list | None) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, int) and choices and 0 <= value < len(choices):
@@ -153,7 +153,7 @@ def unit_warnings(
         if "format_ok" in r:
             n_fmt += 1
             n_fmt_bad += not r["format_ok"]
-        p, g, ok = _prediction(r)
+        p, g, ok = prediction(r)
         if ok:
             preds[p] += 1
             golds[g] += 1
@@ -205,8 +205,8 @@ def unit_warnings(
                 RunWarning(
                     unit,
                     "constant_prediction",
-                    f"the model answers {_shown(top, choices)} for {_pct(share)} of the {answered} items "
-                    f"(the gold answer is {_shown(top, choices)} for {_pct(gold_share)}): the score "
+                    f"the model answers {shown_answer(top, choices)} for {_pct(share)} of the {answered} items "
+                    f"(the gold answer is {shown_answer(top, choices)} for {_pct(gold_share)}): the score "
                     "reflects the label balance, not the items",
                     "check the prompt and the answer tokens (negbench show --all); try --chat or "
                     "few-shot examples (--shots), or another scoring mode",
@@ -242,7 +242,7 @@ def unit_warnings(
                 RunWarning(
                     unit,
                     "undefined_metric",
-                    f"{shown} undefined: every prediction is {_shown(next(iter(preds)), choices)}, "
+                    f"{shown} undefined: every prediction is {shown_answer(next(iter(preds)), choices)}, "
                     "and a correlation needs predictions that vary (shown as null / –)",
                     "see the constant_prediction warning: try --chat or few-shot examples (--shots)",
                 )

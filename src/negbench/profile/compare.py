@@ -61,6 +61,9 @@ class Moved:
     gap_b: float | None = None
     significant: bool = False
     tested: bool = False
+    #: why the condition says little in either profile (one answer throughout, n below
+    #: MIN_SIDE_N): then it is not counted as moved, whatever its p-values
+    flags: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -186,6 +189,11 @@ def _moved(
             pb.condition.value - pa.condition.value,
             gap_a=pa.delta,
             gap_b=pb.delta,
+            flags=[
+                f"{lab}: {f}"
+                for lab, p in ((a.run.label, pa), (b.run.label, pb))
+                for f in p.condition.flags()
+            ],
         )
         if pa.condition.per_item() and pa.condition.ref.units == pb.condition.ref.units:
             xa, xb, ids = paired_items(a.run, b.run, pa.condition.ref)
@@ -208,7 +216,8 @@ def _moved(
     # the conditions tested against this profile are one family: Holm (1979)
     for m, p in zip(out, holm([m.bootstrap_p if m.tested else None for m in out])):
         m.p_holm = p
-        m.significant = bool(p is not None and p < alpha)
+        # a flagged condition (one answer throughout, too few items) is never counted as moved
+        m.significant = bool(p is not None and p < alpha and not m.flags)
     return out
 
 
@@ -319,7 +328,8 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
         "a unit is one item, else the cluster-robust t); p (Holm): adjusted over the "
         "conditions tested against that profile ('moved': Holm-adjusted p below α). 'too "
         "small': too few units or discordant items for a test. Group metrics (consistency, "
-        "coherence, AccChg) have no per-item test (–). Click a value to list its items.",
+        "coherence, AccChg) have no per-item test (–). ⚠: the condition is one answer throughout, or has too few items, in a "
+        "profile: not counted as moved. Click a value to list its items.",
     )
     by = [{_key(p): p for p in v.phen} for v in pc.views]
     for p0 in pc.views[0].phen:
@@ -337,7 +347,11 @@ def phenomena_compare_table(pc: ProfileComparison) -> Table:
                 Cell(m.delta, digits=1) if math.isfinite(m.delta) else None,
                 Cell(p_text(m.bootstrap_p) if m.tested else ("too small" if m.too_small else "–")),
                 Cell(p_text(m.p_holm) if m.tested else "–"),
-                Cell("yes" if m.significant else ("no" if m.tested else "–")),
+                Cell(
+                    ("⚠ " + "; ".join(m.flags))
+                    if m.flags
+                    else ("yes" if m.significant else ("no" if m.tested else "–"))
+                ),
             ]
         t.rows.append(Row([f"{p0.benchmark}: {p0.name}"], cells))
     return t

@@ -3,8 +3,10 @@ interval, the number of items and the protocol, from a run's results.
 
 A model card is read without the run folder next to it, so the snippet says everything a reader
 needs to trust or reproduce a number: how many items, which mode and shots, whether a chat
-template was used, whether the run was a subset, and the negbench version, commit and data
-fingerprints behind it.
+template was used, whether the run was a subset (which, and how many of how many items), the
+unit of every number (% for scores, points for a change such as AccChg), the warnings the runs
+raised (a model answering one label, unreadable outputs …), and the negbench version, commit and
+data fingerprints behind it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import Any, Mapping, TypeGuard
 from negbench.errors import NegbenchError
 from negbench.scoring.intervals import Z95, wilson
 from negbench.scoring.task import parse_spec
+
+#: Metric endings that are a difference of two accuracies (shown in points, signed, with no
+#: Wilson interval: they are not proportions).
+CHANGES = ("acc_chg",)
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,17 @@ class CardRow:
     seed_sd: float | None
     chat: bool
     subset: bool
+    subset_text: str = ""  # "60 of 2,000 items: a seeded sample of whole …" ("" for all)
+    units: tuple[str, ...] = ()  # the run's units behind the row (their warnings are flagged)
+
+    @property
+    def points(self) -> bool:
+        """Whether the value is a change between two accuracies (points), not a score (%)."""
+        return self.metric.endswith(CHANGES)
+
+    @property
+    def unit(self) -> str:
+        return "points" if self.points else "%"
 
 
 def _finite(v: Any) -> TypeGuard[float]:
@@ -44,12 +61,17 @@ def interval(
     metrics: Mapping[str, Any], metric: str, value: float, proportion: bool = True
 ) -> tuple[float, float] | None:
     """95 % interval of a headline score when the run saved none (runs written before negbench
-    saved headline intervals): for a proportion (``proportion``; not AccChg, a difference of two
-    accuracies that may lie in [0, 1] too) Wilson over the items the metric counts
-    (``n_scored`` where a task excludes items, else ``n``); else value ± z·stderr when the unit
-    has a stderr; else None."""
+    saved headline intervals): Wilson over the items the metric counts
+    (``n_scored`` where a task excludes items, else ``n``) for a proportion; else value ± z·stderr
+    when the unit has a stderr; else None.  A change (AccChg) is no proportion: never Wilson."""
     n = metrics.get("n_scored", metrics.get("n"))
-    if proportion and 0.0 <= value <= 1.0 and isinstance(n, int) and n > 0:
+    if (
+        proportion
+        and not metric.endswith(CHANGES)
+        and 0.0 <= value <= 1.0
+        and isinstance(n, int)
+        and n > 0
+    ):
         return wilson(value * n, n)
     se = metrics.get(metric + "_stderr")
     if _finite(se):
@@ -107,6 +129,16 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
             ),
             None,
         )
+        sub = u0.get("subset") or {}
+        subset_text = ""
+        if sub.get("subset"):
+            full = sub.get("full")
+            count = f"{int(sub.get('n') or n):,}" + (f" of {int(full):,}" if full else "")
+            rule = str(sub.get("rule") or "")
+            # the rule usually says the counts itself ("…: 30 of 7,154 records")
+            subset_text = (
+                rule if count in rule else f"{count} items" + (f": {rule}" if rule else "")
+            )
         rows.append(
             CardRow(
                 task,
@@ -120,7 +152,9 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
                 seeds,
                 sd,
                 bool(u0.get("chat")),
-                split is not None or "sample" in parse_spec(task)[1],
+                split is not None or "sample" in parse_spec(task)[1] or bool(sub.get("subset")),
+                subset_text,
+                tuple(name for name, _ in members),
             )
         )
     return rows
@@ -128,6 +162,22 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
+
+
+def _value(x: float, points: bool) -> str:
+    return f"{100 * x:+.1f}" if points else _pct(x)
+
+
+def _warnings(results: Mapping[str, Any]) -> list[str]:
+    """The runs' warnings as Markdown list items (``[kind] unit: message — fix``)."""
+    from negbench.evaluation.run_warnings import RunWarning
+
+    out = []
+    for w in results.get("warnings") or []:
+        x = RunWarning.of(w)
+        unit = f"`{x.unit}`: " if x.unit else ""
+        out.append(f"- **[{x.kind}]** {unit}{x.message}" + (f" — {x.fix}" if x.fix else ""))
+    return out
 
 
 def model_card_markdown(
@@ -141,15 +191,25 @@ def model_card_markdown(
     lines = [
         f"### {title} (negbench)",
         "",
-        f"Model: `{model}`. Scores in %, with 95 % confidence intervals over the items "
-        "(Wilson for independent items, a cluster bootstrap over the benchmark's groups, "
-        "blocks or pairs otherwise).",
+        f"Model: `{model}`. Scores in % (accuracy and the like); a change between two "
+        "conditions (AccChg: accuracy with the added negation − without it) in points, signed. "
+        "The Unit column says which. 95 % confidence intervals as the run computed them, over "
+        "the items (clustered by the benchmark's groups, blocks or pairs where it has them). "
+        "Setting: the mode, shots, whether a chat template was used, and the "
+        "items: all of the test set or a subset (how many, how chosen).",
         "",
-        "| Benchmark | Mode | Shots | Metric | Score | 95 % CI | n | Protocol |",
-        "|---|---|---:|---|---:|---|---:|---|",
+        "| Benchmark | Mode | Shots | Metric | Score | Unit | 95 % CI | n | Setting |",
+        "|---|---|---:|---|---:|---|---|---:|---|",
     ]
+    from negbench.evaluation.run_warnings import RunWarning
+
+    warned = {RunWarning.of(w).unit for w in results.get("warnings") or []}
     for r in rows:
-        ci = f"{_pct(r.low)}–{_pct(r.high)}" if r.low is not None and r.high is not None else "–"
+        ci = (
+            f"{_value(r.low, r.points)} to {_value(r.high, r.points)}"
+            if r.low is not None and r.high is not None
+            else "–"
+        )
         proto = [f"{r.shots}-shot"]
         if r.seeds:
             proto.append(
@@ -162,12 +222,26 @@ def model_card_markdown(
                 )
             )
         proto.append("chat template" if r.chat else "no chat template")
-        if r.subset:
+        if r.subset_text:
+            proto.append(f"subset: {r.subset_text}")
+        elif r.subset:
             proto.append("subset of the test set")
+        else:
+            proto.append("all items")
+        flag = " ⚠" if any(u in warned for u in r.units) else ""
         lines.append(
-            f"| {r.task} | {r.mode} | {r.shots} | {r.metric} | {_pct(r.value)} | {ci} | "
-            f"{r.n} | {'; '.join(proto)} |"
+            f"| {r.task} | {r.mode} | {r.shots} | {r.metric} | {_value(r.value, r.points)}{flag} "
+            f"| {r.unit} | {ci} | {r.n} | {'; '.join(proto).replace('|', '/')} |"
         )
+    warns = _warnings(results)
+    if warns:
+        lines += [
+            "",
+            f"**Warnings ({len(warns)})** — ⚠ above marks the rows they concern; such a score "
+            "may measure the answer format or the label balance rather than negation:",
+            "",
+            *warns,
+        ]
     prov = results.get("provenance") or {}
     git = (prov.get("git") or {}).get("commit")
     fp = []

@@ -27,13 +27,16 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from negbench.profile.folder import ProfileRun, finite, load_profile_run, merged_results, now
-from negbench.profile.phenomena import Phenomenon, phenomena
+from negbench.scoring.intervals import MIN_CLUSTERS
+from negbench.profile.phenomena import MIN_SIDE_N, Condition, Phenomenon, phenomena
 from negbench.scoring.runs import Run, UnitResult, primary_metric
 from negbench.report.plots import COLORS, MARKERS, Plot, finish_plot, pyplot
 from negbench.scoring.tables import Cell, Column, Ref, Row, Table, resolve_ref
 
 #: metrics that are signed changes (in points), not scores in [0, 100]
 SIGNED = ("acc_chg",)
+#: What a headline row says instead of a rank when the model answers one label throughout.
+NOT_RANKED = "not ranked: the model answers one label"
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -87,6 +90,9 @@ class HeadlineRow:
     baseline_note: str = ""
     papers: list[PaperModel] = field(default_factory=list)
     ref: Ref | None = None
+    #: the run's constant_prediction warning on these units (the model answers one label): the
+    #: score then measures the label balance, and the row gets no rank among the papers' models
+    constant: str | None = None
 
     @property
     def name(self) -> str:
@@ -98,9 +104,10 @@ class HeadlineRow:
         return f"{self.name} · {self.mode} · {self.shots}-shot"
 
     def rank(self) -> tuple[int, int] | None:
-        """(rank of the user's model, models) among the papers' models (averages left out)."""
+        """(rank of the user's model, models) among the papers' models (averages left out);
+        None when the model answers one label (:attr:`constant`)."""
         ms = [p.value for p in self.papers if p.kind == "model"]
-        if not ms or self.value is None:
+        if not ms or self.value is None or self.constant is not None:
             return None
         return 1 + sum(v > self.value for v in ms), len(ms) + 1
 
@@ -129,6 +136,8 @@ class HeadlineRow:
             "baseline_note": self.baseline_note or None,
             "papers": [p.to_dict() for p in self.papers],
             "rank": {"rank": r[0], "of": r[1]} if r else None,
+            "not_ranked": NOT_RANKED if self.constant is not None and self.papers else None,
+            "constant_prediction": self.constant,
             "ref": self.ref.to_dict() if self.ref else None,
         }
 
@@ -315,9 +324,22 @@ def _row(
         sd if len(seeds) > 1 or pooled else None,
         ref=ref,
     )
+    row.constant = _constant(run, units)
     _baselines(run, row, units)
     _papers(row, run, units)
     return row
+
+
+def _constant(run: Run, units: Sequence[UnitResult]) -> str | None:
+    """The run's constant_prediction warning on any of ``units`` (its message), or None."""
+    from negbench.evaluation.run_warnings import RunWarning
+
+    names = {u.name for u in units}
+    for w in run.results.get("warnings") or []:
+        x = RunWarning.of(w)
+        if x.kind == "constant_prediction" and x.unit in names:
+            return x.message
+    return None
 
 
 # -- tables ---------------------------------------------------------------------------------------
@@ -327,10 +349,18 @@ def _papers_text(row: HeadlineRow) -> str:
     ms = sorted((p for p in row.papers if p.kind == "model"), key=lambda p: -p.value)
     if not ms:
         return "–"
+    if row.constant is not None:
+        return f"{NOT_RANKED} ({len(ms)} models, {pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)})"
     r = row.rank()
     return (
         f"rank {r[0]} of {r[1]}, " if r else f"{len(ms)} models, "
     ) + f"{pct(ms[-1].value, 0)}–{pct(ms[0].value, 0)}"
+
+
+def _range(ci: tuple[float, float]) -> str:
+    """``15.8–37.2``; ``-14.3 to -0.6`` where a bound is negative (a dash would read as minus)."""
+    sep = " to " if min(ci) < 0 else "–"
+    return f"{pct(ci[0])}{sep}{pct(ci[1])}"
 
 
 def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headline") -> Table:
@@ -356,7 +386,7 @@ def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headlin
     )
     for r in rows:
         n = f"{r.n}" + (f" of {r.full}" if r.subset and r.full else "")
-        ci = f"{pct(r.ci[0])}–{pct(r.ci[1])}" if r.ci else "–"
+        ci = _range(r.ci) if r.ci else "–"
         floor = (
             f"{pct(r.chance)} / {pct(r.majority)}"
             if r.chance is not None or r.majority is not None
@@ -390,6 +420,25 @@ def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headlin
     return t
 
 
+def _n_text(c: Condition) -> str:
+    return f"{c.n}" + ("" if c.counted == "items" else f" {c.counted}")
+
+
+def _phenomenon_note(p: Phenomenon) -> str:
+    """The flags of a contrast (⚠: left out of the figure) and why Δ has no interval."""
+    flags = p.flags()
+    out = ["⚠ " + "; ".join(flags) + ": not drawn"] if flags else []
+    d = p.diff
+    if p.ci is None and p.ci_note():
+        out.append(f"no CI: {p.ci_note()}")
+    elif d is not None and p.reference is not None:
+        out.append(
+            f"{d.clusters} clusters"
+            + ("" if d.paired == d.clusters else f", {d.paired} with both sides")
+        )
+    return "; ".join(out + ([p.note] if p.note else []))
+
+
 def phenomena_table(phen: Sequence[Phenomenon], run_index: int = 0) -> Table:
     cols = [
         Column(("condition",)),
@@ -397,7 +446,10 @@ def phenomena_table(phen: Sequence[Phenomenon], run_index: int = 0) -> Table:
         Column(("n",)),
         Column(("vs.",)),
         Column(("score ",), "ref score"),
+        Column(("n ",), "ref n"),
         Column(("Δ",)),
+        Column(("95 % CI of Δ",)),
+        Column(("note",)),
     ]
     t = Table(
         "profile-phenomena",
@@ -406,27 +458,44 @@ def phenomena_table(phen: Sequence[Phenomenon], run_index: int = 0) -> Table:
         ["benchmark: phenomenon"],
         cols,
         caption="Each row contrasts a condition with a reference on the same items (%, Δ in "
-        "points). Click a score to list the items behind it.",
+        "points), n on each side (items, or the groups, blocks or pairs a metric counts). "
+        "95 % CI of Δ: cluster-robust over the benchmark's units (blocks, contrast groups, "
+        "minimal-pair groups, else items) with both sides paired, on G − 1 degrees of freedom; "
+        f"none below {MIN_CLUSTERS} clusters. ⚠: a side whose answers are one label "
+        f"throughout, or with n below {MIN_SIDE_N}: the contrast measures the label balance or "
+        "noise, and the figure leaves it out. Click a score to list the items behind it.",
     )
     for p in phen:
         c, r = p.condition, p.reference
         c.ref.run = run_index
         if r is not None:
             r.ref.run = run_index
+        ci = p.ci
         t.rows.append(
             Row(
                 [f"{p.benchmark}: {p.name}"],
                 [
                     Cell(c.label),
                     Cell(c.value, c.sd, 2 if c.sd is not None else 1, 1, c.ref),
-                    Cell(str(c.n)),
+                    Cell(_n_text(c)),
                     Cell(r.label) if r else None,
                     Cell(r.value, r.sd, 2 if r.sd is not None else 1, 1, r.ref) if r else None,
+                    Cell(_n_text(r)) if r else None,
                     Cell(p.delta, digits=1) if p.delta is not None else None,
+                    Cell(f"{ci[0]:+.1f} to {ci[1]:+.1f}") if ci else Cell("–"),
+                    Cell(_phenomenon_note(p)),
                 ],
             )
         )
     return t
+
+
+def paper_label(p: PaperModel) -> str:
+    """A paper's model as a ranking names it: an average says so once (the reported results
+    already call some of them "… (average)")."""
+    if p.kind == "average" and "(average)" not in p.model:
+        return f"{p.model} (average)"
+    return p.model
 
 
 def standing_tables(rows: Sequence[HeadlineRow], label: str) -> list[Table]:
@@ -443,13 +512,21 @@ def standing_tables(rows: Sequence[HeadlineRow], label: str) -> list[Table]:
             ["model"],
             [Column(("score",)), Column(("source",))],
             caption="Ranked by score; your model's row is the dark one. The papers ran their "
-            "whole test set" + (f"; this profile ran {r.n} items" if r.subset else "") + ".",
+            "whole test set"
+            + (f"; this profile ran {r.n} items" if r.subset else "")
+            + "."
+            + (
+                f" ⚠ Your model is {NOT_RANKED} ({r.constant}): its place in this list is "
+                "the label balance's, not the model's."
+                if r.constant
+                else ""
+            ),
         )
         entries = [
             (
                 p.value,
                 Row(
-                    [p.model + (" (average)" if p.kind == "average" else "")],
+                    [paper_label(p)],
                     [
                         Cell(p.value, digits=1),
                         Cell(p.source + (f" · {p.notes}" if p.notes else "")),
@@ -463,7 +540,7 @@ def standing_tables(rows: Sequence[HeadlineRow], label: str) -> list[Table]:
             (
                 r.value,
                 Row(
-                    [f"{label} (this profile)"],
+                    [f"{label} (this profile" + ("; not ranked)" if r.constant else ")")],
                     [Cell(r.value, digits=1, ref=r.ref), Cell(r.subset or "all items")],
                     "run",
                 ),
@@ -487,7 +564,7 @@ def not_run(manifest: Mapping[str, Any]) -> list[dict]:
                         "task": m["task"],
                         "status": "no data",
                         "why": m["message"],
-                        "how": b.get("how_to_get") or m.get("fix", ""),
+                        "how": _how(m.get("fix") or "", b.get("how_to_get") or ""),
                     }
                 )
             if p.get("status") in ("unsupported", "failed", "pending"):
@@ -501,6 +578,17 @@ def not_run(manifest: Mapping[str, Any]) -> list[dict]:
                     }
                 )
     return out
+
+
+def _how(fix: str, how_to_get: str) -> str:
+    """What to do about a missing task: the fix of its own error first (it answers the reason
+    shown beside it — "pip install … datasets" for a missing package), then where the
+    benchmark's data comes from."""
+    if not fix:
+        return how_to_get
+    if not how_to_get or how_to_get in fix:
+        return fix
+    return f"{fix}. Where the data comes from: {how_to_get}"
 
 
 def not_run_table(items: Sequence[Mapping[str, str]]) -> Table:
@@ -651,12 +739,18 @@ def _glance_legend(series: Sequence[tuple[str, Sequence[HeadlineRow]]]) -> list:
 def phenomena_plot(
     series: Sequence[tuple[str, Sequence[Phenomenon]]], pid: str = "profile-phenomena"
 ) -> Plot | None:
-    """Each contrast as a dumbbell: the reference (open) and the condition (filled)."""
+    """Each contrast as a dumbbell: the reference (open) and the condition (filled), with the
+    95 % interval of Δ drawn from the reference; a flagged contrast (constant answers, too few
+    items) is left out, and the caption says how many."""
     keys: list[tuple] = []
     by: dict[tuple, dict[str, Phenomenon]] = {}
+    left_out: set[tuple] = set()
     for label, phs in series:
         for p in phs:
             if p.reference is None or p.delta is None:
+                continue
+            if not p.drawn:
+                left_out.add((p.benchmark, p.condition.label, p.reference.label))
                 continue
             k = (p.benchmark, p.condition.label, p.reference.label)
             if k not in by:
@@ -676,6 +770,11 @@ def phenomena_plot(
             a, b = ph.reference.value, ph.condition.value
             color = COLORS[j % len(COLORS)]
             ax.plot([a, b], [y, y], color=color, lw=1.6, alpha=0.8, zorder=2)
+            if ph.ci is not None:  # where the condition could lie, given the reference
+                lo, hi = a + ph.ci[0], a + ph.ci[1]
+                ax.plot([lo, hi], [y - 0.09, y - 0.09], color=color, lw=0.9, alpha=0.6)
+                ax.plot([lo, lo], [y - 0.13, y - 0.05], color=color, lw=0.9, alpha=0.6)
+                ax.plot([hi, hi], [y - 0.13, y - 0.05], color=color, lw=0.9, alpha=0.6)
             ax.scatter([a], [y], facecolor="white", edgecolor=color, s=28, zorder=3)
             ax.scatter([b], [y], color=color, s=28, zorder=3, label=label if i == 0 else None)
     ax.set_yticks(
@@ -693,7 +792,14 @@ def phenomena_plot(
         "Negation phenomena",
         "profile_phenomena",
         "Each contrast from the table above: the reference condition (open circle) and "
-        "the negation condition (filled); a long line is a large effect.",
+        "the negation condition (filled); a long line is a large effect. The thin bar below is "
+        "the 95 % interval of Δ placed at the reference (none: too few clusters)."
+        + (
+            f" Left out: {len(left_out)} contrast(s) with a side whose answers are one label "
+            f"or with fewer than {MIN_SIDE_N} items (⚠ in the table)."
+            if left_out
+            else ""
+        ),
     )
 
 
@@ -740,7 +846,11 @@ def summary_text(manifest: Mapping[str, Any]) -> str:
     for r in manifest.get("headline", []):
         ci = f"{pct(r['ci95'][0])}–{pct(r['ci95'][1])}" if r.get("ci95") else "–"
         rank = r.get("rank")
-        papers = f"rank {rank['rank']}/{rank['of']}" if rank else "–"
+        papers = (
+            f"rank {rank['rank']}/{rank['of']}"
+            if rank
+            else ("not ranked (one label)" if r.get("not_ranked") else "–")
+        )
         lines.append(
             f"{r['label'][:44]:<44} {r['metric'][:12]:<12} {r['n']:>6}  "
             f"{pct(r['value']):>6}  {ci:<12} {pct(r.get('chance')):>6}  {papers}"

@@ -84,3 +84,17 @@ def with_modes(part: Part, modes: dict[str, str]) -> Part:
         part.sample_seed,
         part.pooled,
     )
+
+
+def quick_sizes() -> dict[str, int]:
+    """Each benchmark's quick-preset sample size (items, about: whole units are taken)."""
+    return {b.key: p.sample for b in benchmarks() for p in b.quick[:1] if p.sample}
+
+
+def quick_standard_errors() -> str:
+    """``SE 2.0 at 600 items; …``: the standard error (points) of a proportion near 50 % at each
+    quick-preset size — the line ``docs/profile.md`` states (a test keeps them equal)."""
+    import math
+
+    sizes = sorted(set(quick_sizes().values()), reverse=True)
+    return "; ".join(f"SE {50 / math.sqrt(n):.1f} at {n:,} items" for n in sizes)

@@ -35,6 +35,9 @@ table.nb-table,table.nb-plain{border-collapse:separate;border-spacing:0;margin:0
 .nb-plain td.nb-path{overflow-wrap:anywhere}
 .nb-table td.nb-left,.nb-plain td.nb-left{text-align:left}
 .nb-cmp tbody th.nb-long{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:14em}
+.nb-table td.nb-long,.nb-table tbody th.nb-long{white-space:normal;overflow-wrap:break-word;min-width:7em;max-width:26em;text-align:left}
+.nb-table td.nb-para{min-width:11em}
+.nb-table th,.nb-table td{padding:3px 5px}.nb-table td.nb-sd{white-space:normal}.nb-table td.nb-sd span{white-space:nowrap}.nb-table thead th.nb-brk{hyphens:auto;overflow-wrap:anywhere}
 .nb-table thead th,.nb-plain thead th{background:#eef1f7;text-align:center;font-weight:600;white-space:normal;min-width:3.5em}
 .nb-table tbody th{text-align:left;font-weight:500;background:#fafbfd}
 .nb-table a.nb-ref{color:inherit;text-decoration:none;border-bottom:1px dotted #8aa0d0}
@@ -347,10 +350,12 @@ def render(
             else ""
         )
         fin = str(r.get("finished") or "")
+        adapter_cls = ' class="nb-wrap nb-path"' if r.get("adapter") else ""  # a long path wraps
         out.append(
             f'<tr><td>{r["index"]}</td><td class="nb-wrap">{_esc(r["label"])}</td>'
             f'<td class="nb-wrap nb-path">{_esc(r["model"])}</td>'
-            f'<td>{_esc(r.get("adapter") or "")}</td><td class="nb-wrap">{_esc(", ".join(r["tasks"]))}</td>'
+            f"<td{adapter_cls}>{_esc(r.get('adapter') or '')}</td>"
+            f'<td class="nb-wrap">{_esc(", ".join(r["tasks"]))}</td>'
             f'<td>{len(r["units"])}</td><td title="{_esc(fin)}">{_esc(fin[:16].replace("T", " "))}</td>'
             f"<td>{_esc(gtxt)}</td>"
             f'<td class="nb-wrap nb-path">{_esc(r["path"])}</td></tr>'

@@ -588,3 +588,35 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
         running = min(running, m / rank * float(pvalues[i]))  # type: ignore[arg-type]
         out[i] = running
     return out
+
+
+# -- a phenomenon's contrast, as the profile shows it ------------------------------------------------
+@dataclass(frozen=True)
+class Difference:
+    """Σa/Σna − Σb/Σnb over clusters, with its 95 % interval (None: withheld) and why not."""
+
+    delta: float
+    ci: tuple[float, float] | None
+    clusters: int  # clusters with at least one side
+    paired: int  # clusters with both sides
+    why: str = ""
+
+
+def paired_difference(
+    a_sums: Sequence[float],
+    a_counts: Sequence[float],
+    b_sums: Sequence[float],
+    b_counts: Sequence[float],
+) -> Difference | None:
+    """The difference of two ratios measured on the same clusters (cluster c holds ``a_sums[c]``
+    of ``a_counts[c]`` for one side and ``b_sums[c]`` of ``b_counts[c]`` for the other; a count
+    of 0: the cluster lacks that side), with :func:`contrast_interval` — the cluster-robust t
+    whose coverage the simulation measured, withheld under :data:`MIN_CLUSTERS` clusters.  None
+    when a side has no item."""
+    na, nb = float(sum(a_counts)), float(sum(b_counts))
+    if na <= 0 or nb <= 0:
+        return None
+    d = sum(a_sums) / na - sum(b_sums) / nb
+    sides = [(ca > 0, cb > 0) for ca, cb in zip(a_counts, b_counts) if ca > 0 or cb > 0]
+    iv = contrast_interval(a_sums, a_counts, b_sums, b_counts)
+    return Difference(d, iv.ci, len(sides), sum(1 for a, b in sides if a and b), iv.reason)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import TYPE_CHECKING, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, cast
 
 if TYPE_CHECKING:
     from negbench.scoring.task import Task
@@ -54,12 +54,23 @@ def summarize(records: Iterable[dict], metric_names: Iterable[str]) -> dict:
 
 
 def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
-    """A metric per value of ``meta[key]`` (e.g. accuracy per negation type)."""
+    """A metric per value of ``meta[key]`` (e.g. accuracy per negation type), each with its n
+    and, for a 0/1 metric, the Wilson 95 % interval of the cell (``{metric}_ci95``) — so every
+    breakdown a run prints says how far its cells can be trusted."""
+    from negbench.scoring.intervals import wilson
+
     groups: dict[str, list[float]] = {}
     for r in records:
         g = r.get("meta", {}).get(key)
         groups.setdefault(str(g), []).append(float(r[metric]))
-    return {g: {"n": len(v), metric: mean(v)} for g, v in sorted(groups.items())}
+    out: dict[str, dict] = {}
+    for g, v in sorted(groups.items()):
+        cell: dict[str, Any] = {"n": len(v), metric: mean(v)}
+        if v and all(x in (0.0, 1.0) for x in v):
+            ci = wilson(sum(v), len(v))
+            cell[f"{metric}_ci95"] = list(ci) if ci else None
+        out[g] = cell
+    return out
 
 
 def over_seeds(values: Sequence[float]) -> dict:
@@ -86,3 +97,16 @@ def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
         # a list unless the task reads a stream (stream_metrics)
         metrics.update(task.extra_metrics(mode, cast(list[dict], records)))
     return metrics
+
+
+def share_cell(p: Any, n: Any) -> str:
+    """A breakdown cell of a 0/1 score as the task tables print it: ``62.5 [41.0–80.2] (24)`` —
+    percent, its Wilson 95 % interval over the cell's n items, n; ``–`` when undefined."""
+    from negbench.scoring.intervals import wilson
+
+    if not isinstance(p, (int, float)) or isinstance(p, bool) or math.isnan(p):
+        return "–" + (f" ({n})" if isinstance(n, int) else "")
+    if not isinstance(n, int) or n <= 0:
+        return f"{100 * p:.1f}"
+    ci = wilson(p * n, n)
+    return f"{100 * p:.1f} [{100 * ci[0]:.1f}–{100 * ci[1]:.1f}] ({n})" if ci else f"{100 * p:.1f}"

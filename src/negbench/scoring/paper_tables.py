@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
-from negbench.scoring.runs import Run, benchmark_of, nanmean, primary_metric
+from negbench.scoring.runs import Run, breakdowns, benchmark_of, nanmean, primary_metric
 from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell, slug
 
 Builder = Callable[["Context", list[str]], list[Table]]
@@ -56,6 +56,7 @@ def build_tables(ctx: Context) -> list[Table]:
     for bench, ts in by_bench.items():
         fn = REGISTRY.get("paper_tables", bench, generic_tables)
         out.extend(fn(ctx, ts))
+    out.extend(breakdown_tables(ctx))
     ids: dict[str, int] = {}
     for table in out:  # unique, URL-safe ids
         base = slug(table.id)
@@ -352,6 +353,39 @@ def error_table(
 
 # -- any other task -------------------------------------------------------------------------------
 MAX_GENERIC_COLUMNS = 12
+
+
+def breakdown_tables(ctx: Context) -> list[Table]:
+    """Every breakdown the runs saved (a YAML task's ``group_by`` metrics such as
+    ``acc_by_negated``, KoNUBench's per clause type …): one table per run, unit and breakdown,
+    a row per cell with its n, value and 95 % interval."""
+    out = []
+    for r in ctx.runs:
+        for b in breakdowns(r.results):
+            u = r.units.get(b.unit)
+            t = Table(
+                f"{b.unit}-{b.name}",
+                f"{r.label} · {b.unit}: {b.metric} by {b.field}",
+                benchmark_of(u.task) if u else "",
+                [b.field],
+                [Column(("n",)), Column((b.metric,), b.metric), Column(("95 % CI",))],
+                paper="",
+                caption="n: the cell's items; 95 % CI: Wilson over them (– where the metric "
+                "is not a 0/1 score).",
+            )
+            for c in b.cells:
+                t.rows.append(
+                    Row(
+                        [c.group],
+                        [
+                            Cell(str(c.n)),
+                            Cell(float("nan") if c.value is None else c.value, digits=4),
+                            Cell(f"{c.ci[0]:.3f}–{c.ci[1]:.3f}" if c.ci else "–"),
+                        ],
+                    )
+                )
+            out.append(t)
+    return out
 
 
 def generic_tables(ctx: Context, tasks: list[str]) -> list[Table]:

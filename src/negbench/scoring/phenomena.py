@@ -17,6 +17,21 @@ from typing import Any, Mapping
 
 
 @dataclass(frozen=True)
+class Items:
+    """How a condition decomposes over the benchmark's clusters, for its interval: ``item`` — a
+    mean of one value per record matching ``where`` (the record's ``field``, or 1 when it
+    matches ``hit``); ``all`` — per cluster 1 when every matching record is right (CONDAQA's
+    consistency, This is not a Dataset's coherence), one count per cluster; ``treatment`` /
+    ``control`` — the minimal pairs of ``pair_set`` (JSTS-Neg / JNLI-Neg), one count per pair."""
+
+    kind: str  # item / all / treatment / control
+    where: dict = field(default_factory=dict)
+    field: str | None = None
+    hit: dict | None = None
+    pair_set: str = "M"
+
+
+@dataclass(frozen=True)
 class Side:
     """One condition of a contrast."""
 
@@ -28,6 +43,10 @@ class Side:
     #: the headline units of this task instead of the benchmark's (KoNUBench's diagnostics put
     #: a negated and an affirmative task side by side)
     task: str | None = None
+    #: how a task metric splits over clusters (None: a mean or share splits by itself)
+    items: Items | None = None
+    #: what the side's n counts (items; groups, blocks or pairs for a metric over them)
+    counted: str = "items"
 
 
 @dataclass(frozen=True)

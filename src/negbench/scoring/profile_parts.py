@@ -48,6 +48,9 @@ class Benchmark:
     #: (a generation mode of the same task), for the message that names it
     generation_mode: dict[str, str] = field(default_factory=dict)
     how_to_get: str = ""
+    #: meta fields that make records one cluster for a phenomenon's interval when the task's
+    #: subset structure has none (ScoNe-NLI: the six conditions of a row rewrite one example)
+    cluster_fields: tuple[str, ...] = ()
 
     def parts(self, preset: str) -> tuple[Part, ...]:
         return self.quick if preset == "quick" else self.full

@@ -651,3 +651,73 @@ def nanmean(xs: Iterable[float]) -> float:
         if x is not None and isinstance(x, (int, float)) and not math.isnan(float(x))
     ]
     return sum(v) / len(v) if v else float("nan")
+
+
+# -- breakdowns ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BreakdownCell:
+    """One cell of a breakdown: a value of the grouping field, its items, the metric on them and
+    its 95 % interval (None: not a 0/1 metric, or a run that saved none)."""
+
+    group: str
+    n: int
+    value: float | None
+    ci: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """A metric per value of a field in one unit (a YAML task's ``group_by``: ``acc_by_negated``;
+    KoNUBench's ``by_local_type`` …)."""
+
+    unit: str
+    name: str  # the metric's key in the unit's metrics
+    metric: str  # the metric in each cell
+    field: str  # what the cells are values of
+    cells: tuple[BreakdownCell, ...]
+
+
+def _breakdown(unit: str, name: str, v: Any) -> Breakdown | None:
+    """``v`` read as a breakdown: a non-empty dict of cells each holding an integer ``n`` and a
+    numeric metric; None otherwise."""
+    if not isinstance(v, dict) or not v:
+        return None
+    metric = None
+    cells = []
+    for g, c in v.items():
+        if not isinstance(c, dict) or not isinstance(c.get("n"), int):
+            return None
+        keys = [
+            k
+            for k, x in c.items()
+            if k != "n" and not k.endswith(("_ci95", "_stderr")) and _number(x) is not None
+        ]
+        if not keys and metric is None:
+            return None
+        metric = metric or keys[0]
+        raw = c.get(f"{metric}_ci95")
+        ci: tuple[float, float] | None = None
+        if isinstance(raw, (list, tuple)) and len(raw) == 2:
+            lo, hi = _number(raw[0]), _number(raw[1])
+            ci = (lo, hi) if lo is not None and hi is not None else None
+        cells.append(BreakdownCell(str(g), int(c["n"]), _number(c.get(metric)), ci))
+    assert metric is not None
+    field = name.split("_by_", 1)[1] if "_by_" in name else name.removeprefix("by_")
+    return Breakdown(unit, name, metric, field, tuple(cells))
+
+
+def breakdowns(results: dict) -> list[Breakdown]:
+    """Every breakdown of every unit of a run, in unit order."""
+    out = []
+    for uname, u in (results.get("units") or {}).items():
+        for name, v in (u.get("metrics") or {}).items():
+            b = _breakdown(uname, name, v)
+            if b is not None:
+                out.append(b)
+    return out
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return None if math.isnan(float(v)) else float(v)

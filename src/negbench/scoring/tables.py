@@ -112,6 +112,11 @@ class Row:
     kind: str = "run"  # run | average | paper
 
 
+#: Text cells longer than this (characters) may wrap in HTML (class ``nb-long``), so that a table
+#: fits its box at a laptop's width (1366 px) instead of scrolling sideways.
+LONG_TEXT = 18
+
+
 @dataclass
 class Table:
     id: str
@@ -209,26 +214,38 @@ class Table:
                 if label is None:
                     continue
                 rs = depth - level if all(len(c.path) == level + 1 for c in cols) else 1
-                h.append(f'<th colspan="{span}" rowspan="{rs}">{html.escape(label)}</th>')
+                # a long word ("Contradiction (%)") may break, so that a table of many such
+                # columns fits a laptop's width; short ones ("score") never do
+                brk = ' class="nb-brk"' if max(map(len, label.split()), default=0) > 10 else ""
+                h.append(f'<th colspan="{span}" rowspan="{rs}"{brk}>{html.escape(label)}</th>')
             h.append("</tr>")
         h.append("</thead><tbody>")
         for ri, r in enumerate(self.rows):
             h.append(f'<tr class="nb-row-{r.kind}">')
             for x in r.labels:
-                h.append(f"<th>{html.escape(str(x))}</th>")
+                long = ' class="nb-long"' if len(str(x)) > LONG_TEXT else ""
+                h.append(f"<th{long}>{html.escape(str(x))}</th>")
             for ci, c in enumerate(r.cells):
                 if c is None:
                     h.append("<td></td>")
                     continue
                 cid = self.cell_id(ri, ci)
                 txt = html.escape(c.text())
+                # words may wrap in a long text cell, so that the table fits a laptop's width
+                n_chars = 0 if c.is_number() else len(c.text())
+                cls = "nb-cell" + (" nb-long" if n_chars > LONG_TEXT else "")
+                cls += " nb-para" if n_chars > 3 * LONG_TEXT else ""
+                if c.is_number() and " ± " in c.text():  # "62.50 ± 17.68" may take two lines
+                    v, sd = c.text().split(" ± ", 1)
+                    txt = f"<span>{html.escape(v)}</span> <span>± {html.escape(sd)}</span>"
+                    cls += " nb-sd"
                 if c.ref is not None:
                     h.append(
-                        f'<td class="nb-cell" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
+                        f'<td class="{cls}" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
                         f'title="show the samples behind this cell">{txt}</a></td>'
                     )
                 else:
-                    h.append(f'<td class="nb-cell" id="{cid}">{txt}</td>')
+                    h.append(f'<td class="{cls}" id="{cid}">{txt}</td>')
             h.append("</tr>")
         h.append("</tbody></table>")
         return "".join(h)

@@ -17,6 +17,7 @@ import pytest
 
 from negbench.tasks import alpaca
 from negbench.errors import DataError, NegbenchError, TaskError
+from negbench.scoring.intervals import wilson
 from negbench.scoring.negation_errors import format_error_table
 from negbench.core.requests import GenerationResponse
 from negbench.evaluation.runner import RunConfig, Unit, build_requests
@@ -513,7 +514,12 @@ def test_cloze_error_analysis_by_hand():
     } == {"local": 3, "contradiction": 2, "paraphrase": 1}
     # headline = acc_norm for cloze; accuracy by clause type and by option count
     assert kb.make_tasks()[0].headline("cloze") == "acc_norm" and "paper_score" not in m
-    assert m["by_local_type"]["adverbial"] == {"n": 2, "acc_norm": 0.0}
+    # each cell with its n and Wilson interval (issue 33: breakdowns say how far to trust them)
+    assert m["by_local_type"]["adverbial"] == {
+        "n": 2,
+        "acc_norm": 0.0,
+        "acc_norm_ci95": list(wilson(0, 2)),
+    }
     assert m["by_n_options"]["3"]["n"] == 3 and m["by_n_options"]["3"]["acc_norm"] == pytest.approx(
         1 / 3
     )

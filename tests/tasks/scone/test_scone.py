@@ -14,6 +14,7 @@ import pytest
 from negbench.cli import main
 from negbench.errors import DataError, TaskError
 from negbench.scoring.fewshot import build_context
+from negbench.scoring.intervals import wilson
 from negbench.core.requests import GenerationResponse
 from negbench.tasks import get_task
 import negbench.tasks.scone.tasks as sc
@@ -400,11 +401,18 @@ def test_nli_metrics(field):
     preds = [r.get("answer") or sc.LABELS[r["pred"]] for r in recs]
     assert m["pred_entailment_rate"] == pytest.approx(preds.count("entailment") / 30)
     table = sc.nli_table("m", [("u0", m)])
-    assert table.splitlines()[0] == (
+    # each condition's cell: percent, its Wilson interval over the condition's items, n
+    lo, hi = wilson(1, 5)
+    assert f"| 20.0 [{100 * lo:.1f}–{100 * hi:.1f}] (5) |" in table
+    assert table.splitlines()[2] == (
         "| unit | No negation | One not scoped | Two not scoped | "
         "Two scoped | One scoped | One scoped, one not | Overall |"
     )
-    assert "| u0 | 0.0 | 20.0 | 40.0 | 60.0 | 80.0 | 100.0 | 50.0 |" in table
+    cells = []
+    for k in range(6):
+        lo, hi = wilson(k, 5)
+        cells.append(f"{20.0 * k:.1f} [{100 * lo:.1f}–{100 * hi:.1f}] (5)")
+    assert "| u0 | " + " | ".join(cells) + " | 50.0 |" in table  # overall: no n in m
 
 
 def test_nli_metrics_for_one_condition():

@@ -124,7 +124,8 @@ def _error_table(mode: str, rows: list[tuple[str, dict]]) -> str:
 
 NEGATION_MINI = Task(
     name="negation-mini",
-    summary="48 hand-written sentence-negation items, NUBench design (built in, English)",
+    summary="48 hand-written sentence-negation items, NUBench design: 40 scored (test), the "
+    "first 8 (nm-001..nm-008) the few-shot pool (dev) (built in, English)",
     load=_nm_split,
     test_split="test",
     fewshot_split="dev",
@@ -208,7 +209,8 @@ def _tf_metrics(mode: str, records: list[dict]) -> dict:
 
 TRUEFALSE_MINI = Task(
     name="truefalse-mini",
-    summary="32 hand-written affirmative/negated true-false pairs (built in, English)",
+    summary="32 hand-written affirmative/negated true-false pairs: 28 scored (56 items, test), "
+    "pairs 1-4 the few-shot pool (dev) (built in, English)",
     load=_tf_split,
     test_split="test",
     fewshot_split="dev",

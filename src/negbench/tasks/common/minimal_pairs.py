@@ -95,7 +95,7 @@ def derive_pairs(metas: Sequence[dict]) -> list[Pair]:
     return pairs
 
 
-def _correct(r: dict, key: str) -> float:
+def pair_correct(r: dict, key: str) -> float:
     v = r.get(key)
     return float(bool(v)) if v is not None and not (isinstance(v, float) and math.isnan(v)) else 0.0
 
@@ -111,8 +111,8 @@ def pair_accuracy(records: Sequence[dict], pairs: Iterable[Pair], key: str) -> d
     """``acc`` (controls), ``acc_prime`` (treatments), ``acc_chg`` and ``n`` over ``pairs``
     (NaN when there is none)."""
     ps = list(pairs)
-    acc = mean([_correct(records[p.control], key) for p in ps])
-    acc_p = mean([_correct(records[p.treatment], key) for p in ps])
+    acc = mean([pair_correct(records[p.control], key) for p in ps])
+    acc_p = mean([pair_correct(records[p.treatment], key) for p in ps])
     return {"acc": acc, "acc_prime": acc_p, "acc_chg": acc_p - acc, "n": len(ps)}
 
 
@@ -134,7 +134,10 @@ def acc_chg_parts(mode: str, records: Sequence[dict]) -> dict[Hashable, tuple[fl
     for p in derive_pairs([r["meta"] for r in records]):
         g = (str(records[p.treatment]["meta"]["group"]),)
         s, n = out.get(g, (0.0, 0.0))
-        out[g] = (s + _correct(records[p.treatment], k) - _correct(records[p.control], k), n + 1.0)
+        out[g] = (
+            s + pair_correct(records[p.treatment], k) - pair_correct(records[p.control], k),
+            n + 1.0,
+        )
     return out
 
 
@@ -210,7 +213,7 @@ def instance_accuracy(records: Sequence[dict], key: str | None = None) -> dict:
             if a is None and b is None
             else ("both_neg" if a is not None and b is not None else "single_neg")
         )
-        per[kind].append(_correct(r, k))
+        per[kind].append(pair_correct(r, k))
     return {f"acc_{kind}": mean(v) for kind, v in per.items()}
 
 
@@ -628,7 +631,7 @@ def pair_phenomena() -> list:
     """The profile's minimal-pair phenomena (JSTS-Neg, JNLI-Neg): accuracy with the added negation
     (Acc') vs without it (Acc) on all pairs (M), pairs whose label changed (M_i) and did not
     (M_u); Δ is AccChg."""
-    from negbench.scoring.phenomena import PhenomenonSpec, Side
+    from negbench.scoring.phenomena import Items, PhenomenonSpec, Side
 
     return [
         PhenomenonSpec(
@@ -638,8 +641,16 @@ def pair_phenomena() -> list:
                 "metric",
                 {"meta.type": {"not": "original"}},
                 field=f"{s}.acc_prime",
+                items=Items("treatment", pair_set=s),
+                counted="pairs",
             ),
-            Side("Acc", "metric", field=f"{s}.acc"),
+            Side(
+                "Acc",
+                "metric",
+                field=f"{s}.acc",
+                items=Items("control", pair_set=s),
+                counted="pairs",
+            ),
             "Δ = AccChg (JSTS-Neg §4.2), in points",
         )
         for s in PAPER_SETS

@@ -19,7 +19,7 @@ import functools
 import re
 from typing import Any, Iterable, Sequence
 
-from negbench.scoring.metrics import mean
+from negbench.scoring.metrics import mean, share_cell
 
 #: Figure 7's bins are not legible in our copy of the paper; we use 10-token bins, with the
 #: boundary at 20 that Table 1 uses ("# Questions w/ >20 tokens").
@@ -32,6 +32,9 @@ LENGTH_BUCKETS: tuple[tuple[int, int | None, str], ...] = (
 )
 
 _FALLBACK = re.compile(r"n't|'\w+|\w+(?:[.-]\w+)*|[^\w\s]")
+
+#: PassageEditID → the kind of passage (0: the original; 1–3: the three edits, §3)
+EDITS = {0: "original", 1: "paraphrase", 2: "scope", 3: "affirmative"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -144,8 +147,25 @@ def _pct(v: Any) -> str:
 
 
 def tables(mode: str, rows: list[tuple[str, dict]]) -> str:
-    """Question-length and cue-novelty tables of one task × mode: a row per unit."""
+    """Edit-type, question-length and cue-novelty tables of one task × mode: a row per unit,
+    each cell with its Wilson 95 % interval and n."""
     parts = []
+    erows = [(u, m) for u, m in rows if any(f"n_{e}" in m for e in EDITS.values())]
+    if erows:
+        lines = [
+            "Accuracy (%) by passage edit (one passage of each kind per question): value [95 % "
+            "Wilson interval] (n)",
+            "",
+            "| unit | " + " | ".join(EDITS.values()) + " |",
+            "|---|" + "---|" * len(EDITS),
+        ]
+        for u, m in erows:
+            lines.append(
+                f"| {u} | "
+                + " | ".join(share_cell(m.get(f"acc_{e}"), m.get(f"n_{e}")) for e in EDITS.values())
+                + " |"
+            )
+        parts.append("\n".join(lines))
     qrows = [
         (u, m["by_question_length"])
         for u, m in rows
@@ -154,20 +174,22 @@ def tables(mode: str, rows: list[tuple[str, dict]]) -> str:
     if qrows:
         heads = [name for _, _, name in LENGTH_BUCKETS]
         lines = [
-            "Accuracy (%) by question length (Treebank tokens; App. D Figure 7; n in brackets)",
+            "Accuracy (%) by question length (Treebank tokens; App. D Figure 7): value [95 % "
+            "Wilson interval] (n)",
             "",
             "| unit | " + " | ".join(heads) + " |",
             "|---|" + "---|" * len(heads),
         ]
         for u, q in qrows:
             lines.append(
-                f"| {u} | " + " | ".join(f"{_pct(q[h]['acc'])} ({q[h]['n']})" for h in heads) + " |"
+                f"| {u} | " + " | ".join(share_cell(q[h]["acc"], q[h]["n"]) for h in heads) + " |"
             )
         parts.append("\n".join(lines))
     crows = [(u, m["by_cue_novelty"]) for u, m in rows if isinstance(m.get("by_cue_novelty"), dict)]
     if crows:
         lines = [
-            "Accuracy (%) by negation-cue novelty (App. D; seen / unseen, n in brackets; "
+            "Accuracy (%) by negation-cue novelty (App. D; seen / unseen: value [95 % Wilson "
+            "interval] (n); "
             "train = cue of a training record, shots = cue of one of the split's 9 released shots)",
             "",
             "| unit | reference | passages | seen | unseen | unknown |",
@@ -178,8 +200,8 @@ def tables(mode: str, rows: list[tuple[str, dict]]) -> str:
                 for scope in ("original", "all"):
                     b = cn[ref][scope]
                     lines.append(
-                        f"| {u} | {ref} | {scope} | {_pct(b['seen']['acc'])} ({b['seen']['n']}) | "
-                        f"{_pct(b['unseen']['acc'])} ({b['unseen']['n']}) | {b['n_unknown']} |"
+                        f"| {u} | {ref} | {scope} | {share_cell(b['seen']['acc'], b['seen']['n'])} | "
+                        f"{share_cell(b['unseen']['acc'], b['unseen']['n'])} | {b['n_unknown']} |"
                     )
         parts.append("\n".join(lines))
     return "\n\n".join(parts)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from negbench.scoring.phenomena import PhenomenonSpec, Side
+from negbench.scoring.phenomena import Items, PhenomenonSpec, Side
 from negbench.scoring.profile_parts import Benchmark, Part, ReportedPaper
-from negbench.tasks.condaqa.tasks import EDITS
+from negbench.tasks.condaqa.analysis import EDITS
 
 _SPLITS = tuple(f"condaqa-split{i}" for i in range(1, 6))
 
@@ -25,14 +25,26 @@ PROFILE = Benchmark(
     "set $NEGBENCH_CONDAQA, or put it in $NEGBENCH_DATA/condaqa",
 )
 
-_ORIGINAL = Side("original passage", "metric", {"meta.PassageEditID": 0}, field="acc_original")
+_ORIGINAL = Side(
+    "original passage",
+    "metric",
+    {"meta.PassageEditID": 0},
+    field="acc_original",
+    items=Items("item", {"meta.PassageEditID": 0}),
+)
 
 #: accuracy on each kind of edited passage vs the original, and group consistency vs accuracy
 PHENOMENA = (
     [
         PhenomenonSpec(
             "edited vs original passage",
-            Side(f"{EDITS[e]} edit", "metric", {"meta.PassageEditID": e}, field=f"acc_{EDITS[e]}"),
+            Side(
+                f"{EDITS[e]} edit",
+                "metric",
+                {"meta.PassageEditID": e},
+                field=f"acc_{EDITS[e]}",
+                items=Items("item", {"meta.PassageEditID": e}),
+            ),
             _ORIGINAL,
         )
         for e in (1, 2, 3)
@@ -40,8 +52,14 @@ PHENOMENA = (
     + [
         PhenomenonSpec(
             "group consistency",
-            Side("all four passages right", "metric", field="consistency"),
-            Side("accuracy", "metric", field="accuracy"),
+            Side(
+                "all four passages right",
+                "metric",
+                field="consistency",
+                items=Items("all", {}),
+                counted="groups",
+            ),
+            Side("accuracy", "metric", field="accuracy", items=Items("item", {})),
             "a question counts when its answers on the original and all three edits are right",
         )
     ]
@@ -53,6 +71,8 @@ PHENOMENA = (
                 "metric",
                 {"meta.PassageEditID": [0, e]},
                 field=f"consistency_{EDITS[e]}",
+                items=Items("all", {"meta.PassageEditID": [0, e]}),
+                counted="groups",
             ),
         )
         for e in (1, 2, 3)

@@ -49,7 +49,7 @@ from negbench.tasks.data_source import DataSource, load_hub_dataset
 from negbench.records import field, iter_jsonl
 from negbench.scoring.task import Doc, ModeSpec, Rendered, Structure, Task
 from negbench.tasks.condaqa import analysis
-from negbench.tasks.condaqa.analysis import question_tokens
+from negbench.tasks.condaqa.analysis import EDITS, question_tokens
 
 HF_ID = "lasha-nlp/CONDAQA"
 SOURCE = (
@@ -63,7 +63,6 @@ N_SHOTS = 9
 LABELS: tuple[str, ...] = ("YES", "NO", "DON'T KNOW")
 LABEL_TYPE = {"YES": "yes", "NO": "no", "DON'T KNOW": "dont_know"}
 ANSWER_TYPES = ("yes", "no", "dont_know", "span")
-EDITS = {0: "original", 1: "paraphrase", 2: "scope", 3: "affirmative"}
 
 #: Figure 5 task description (written after Wang et al., 2022).
 DESCRIPTION = (
@@ -673,9 +672,24 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
     out.update(consistency(records, k, spans))
     out.update({kk: v for kk, v in edit_consistency(records, k, spans).items() if kk != "n_pairs"})
     out.update(consistency_intervals(records, k, spans))
-    for name, v in accuracy_by_edit(records, k, spans).items():
+    by_edit = accuracy_by_edit(records, k, spans)
+    for name, v in by_edit.items():
         out[f"acc_{name}"] = v["acc"]
+        out[f"n_{name}"] = v["n"]
+    # per edit type as a breakdown (n and a Wilson interval per cell: one passage of each kind
+    # per question), shown by run, show and the report
+    out["acc_by_edit"] = {
+        name: {"n": v["n"], "acc": v["acc"], "acc_ci95": _wilson_list(v["acc"], v["n"])}
+        for name, v in by_edit.items()
+    }
     return out
+
+
+def _wilson_list(p: float, n: int) -> list[float] | None:
+    from negbench.scoring.intervals import wilson
+
+    ci = wilson(p * n, n) if n and p == p else None
+    return list(ci) if ci else None
 
 
 HEADLINE = (

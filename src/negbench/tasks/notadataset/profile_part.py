@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from negbench.scoring.phenomena import PhenomenonSpec, Side
+from negbench.scoring.phenomena import Items, PhenomenonSpec, Side
 from negbench.scoring.profile_parts import Benchmark, Part, ReportedPaper
 
 PROFILE = Benchmark(
@@ -53,12 +53,16 @@ PHENOMENA = [
             "metric",
             {"meta.is_distractor": True},
             field="coherence_w_distractor",
+            items=Items("all", {"meta.is_distractor": True}),
+            counted="blocks",
         ),
         Side(
             "w/o distractor",
             "metric",
             {"meta.is_distractor": False},
             field="coherence_wo_distractor",
+            items=Items("all", {"meta.is_distractor": False}),
+            counted="blocks",
         ),
         "coherence: every sentence of a block answered right (blocks the subset holds whole)",
     ),

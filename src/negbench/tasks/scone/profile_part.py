@@ -21,6 +21,7 @@ NLI_PROFILE = Benchmark(
     generation_mode={"cloze": "cond-q"},
     how_to_get="clone github.com/selenashe/ScoNe and set $NEGBENCH_SCONE, or put it in "
     "$NEGBENCH_DATA/scone",
+    cluster_fields=("row",),
 )
 
 NLG_PROFILE = Benchmark(

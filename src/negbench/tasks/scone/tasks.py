@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from negbench.errors import DataError, TaskError
-from negbench.scoring.metrics import mean
+from negbench.scoring.metrics import by_group, mean
 from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
 from negbench.tasks.data_source import DataSource
 from negbench.records import read_text
@@ -446,6 +446,9 @@ def nli_metrics(mode: str, records: list[dict]) -> dict:
         if c in by:
             out[f"acc_{c}"] = mean(by[c])
             out[f"n_{c}"] = len(by[c])
+    # the same per condition as a breakdown: n and a Wilson interval per cell, shown by run,
+    # show and the report
+    out["acc_by_condition"] = by_group(records, "split", f)
     for lab in LABELS:
         xs = [float(r[f]) for r in records if r["meta"]["label"] == lab]
         if xs:
@@ -486,11 +489,21 @@ def _predicted(r: dict) -> str | None:
 
 
 def nli_table(mode: str, rows: list[tuple[str, dict]]) -> str:
-    """Markdown: a row per unit, accuracy (percent) per condition and overall."""
+    """Markdown: a row per unit, accuracy (percent) per condition and overall, each with its
+    Wilson 95 % interval and n (the items of a condition are distinct examples)."""
+    from negbench.scoring.metrics import share_cell
+
     head = "| unit | " + " | ".join(CONDITION_LABELS[c] for c in CONDITIONS) + " | Overall |"
-    lines = [head, "|" + "---|" * (len(CONDITIONS) + 2)]
+    lines = [
+        "Accuracy (%) per condition: value [95 % Wilson interval] (n items)",
+        "",
+        head,
+        "|" + "---|" * (len(CONDITIONS) + 2),
+    ]
     for name, m in rows:
-        cells = [_pct(m.get(f"acc_{c}")) for c in CONDITIONS] + [_pct(m.get("accuracy"))]
+        cells = [share_cell(m.get(f"acc_{c}"), m.get(f"n_{c}")) for c in CONDITIONS] + [
+            share_cell(m.get("accuracy"), m.get("n"))
+        ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
