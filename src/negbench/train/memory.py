@@ -163,7 +163,7 @@ def _chunked_ce_function():
             grad_w = torch.zeros_like(head, dtype=torch.float32) if head.requires_grad else None
             total = torch.zeros((), dtype=torch.float32, device=hidden.device)
             for s in range(0, n, chunk):
-                hc = hidden[s : s + chunk]
+                hc = hidden[s : s + chunk].to(head.dtype)  # (an 8-bit base: fp32 head)
                 z = torch.nn.functional.linear(hc, head).float()  # as the model, then fp32
                 t = None
                 if cap:
@@ -178,8 +178,8 @@ def _chunked_ce_function():
                 g.mul_(wc[:, None])
                 if t is not None:
                     g.mul_(1 - t * t)
-                g = g.to(hidden.dtype)
-                grad_h[s : s + chunk] = g @ head
+                g = g.to(head.dtype)
+                grad_h[s : s + chunk] = (g @ head).to(grad_h.dtype)
                 if grad_w is not None:
                     grad_w.addmm_(g.t().float(), hc.float())
             ctx.save_for_backward(grad_h, *(() if grad_w is None else (grad_w,)))
