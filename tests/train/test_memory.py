@@ -253,3 +253,49 @@ def test_micro_batch_from_the_memory_budget():
     assert plan_batches(fixed, cfg, 99, "cpu", 4).micro_batch_size == 4  # a divisor of 32
     with pytest.raises(Exception, match="memory_budget_gb"):
         R.apply(r, {"memory_budget_gb": 0})
+
+
+def test_resume_with_micro_batches(tiny_llama, data_file, tmp_path):
+    """Killed after checkpoint-2 of a run in micro-batches of 2, the rerun resumes — even with
+    another split (micro-batches of 4: not part of the training's identity) — and its losses
+    equal an uninterrupted run's."""
+    from transformers import TrainerCallback
+
+    from negbench.train.trainer import train
+
+    class Kill(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            if state.global_step == 2:
+                raise KeyboardInterrupt("simulated kill")
+
+    base = {
+        "per_device_train_batch_size": 4,
+        "gradient_accumulation_steps": 1,
+        "lora_dropout": 0.0,
+        "logging_steps": 1,
+        "save_steps": 2,
+        "learning_rate": 1e-2,
+    }
+
+    def run(out, micro, **kw):
+        return train(
+            "nubench-simple",
+            tiny_llama,
+            tmp_path / out,
+            data=data_file,
+            overrides={**base, "micro_batch_size": micro},
+            max_steps=4,
+            progress=False,
+            threads=1,
+            device="cpu",
+            log=lambda s: None,
+            **kw,
+        )
+
+    with pytest.raises(KeyboardInterrupt):
+        run("a", 2, callbacks=[Kill()])
+    a = json.loads((run("a", 4) / "negbench_train.json").read_text())
+    b = json.loads((run("b", 2) / "negbench_train.json").read_text())
+    assert a["resumed_from"] == "checkpoint-2" and b["resumed_from"] is None
+    la, lb = ([h["loss"] for h in x["loss_history"]] for x in (a, b))
+    assert len(la) == 4 and la == pytest.approx(lb, rel=1e-5)
