@@ -167,6 +167,14 @@ def test_recipe_step_losses_do_not_depend_on_the_split(tiny_llama, data_file, tm
     from safetensors.torch import load_file
     from negbench.train.trainer import train
 
+    from transformers import TrainerCallback
+
+    logged: list[dict] = []
+
+    class Capture(TrainerCallback):  # what a --report-to tracker receives
+        def on_log(self, args, state, control, logs=None, **kw):
+            logged.append(dict(logs or {}))
+
     runs = {}
     for micro in (8, 2):
         adapter = train(
@@ -188,6 +196,7 @@ def test_recipe_step_losses_do_not_depend_on_the_split(tiny_llama, data_file, tm
             threads=1,
             device="cpu",
             log=lambda s: None,
+            callbacks=[Capture()],
         )
         info = json.loads((adapter / "negbench_train.json").read_text())
         assert info["batches"]["micro_batch_size"] == micro
@@ -196,6 +205,8 @@ def test_recipe_step_losses_do_not_depend_on_the_split(tiny_llama, data_file, tm
             [h["loss"] for h in info["loss_history"]],
             load_file(adapter / "adapter_model.safetensors"),
         )
+    steps = [x for x in logged if "loss" in x]
+    assert len(steps) == 6 and all(x["tokens_per_second"] > 0 for x in steps)
     (l8, w8), (l2, w2) = runs[8], runs[2]
     assert len(l8) == 3 and l8 == pytest.approx(l2, rel=1e-5)
     assert all(float((w8[k] - w2[k]).abs().max()) < 1e-5 for k in w8)
