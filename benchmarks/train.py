@@ -15,6 +15,9 @@ exit), peak RSS (and peak GPU memory on CUDA), final loss; then negbench's overh
     python benchmarks/train.py [--steps 20] [--sample 2000] [--batch 4] [--threads 2]
     python benchmarks/train.py --device cuda --batch 32 --steps 50      # bf16 on a GPU
     python benchmarks/train.py --model ./SmolLM2-135M-Instruct          # a local HF folder
+    python benchmarks/train.py --against /tmp/base/src --steps 5        # the full recipe,
+        # this tree against another negbench (e.g. `git archive 0c544eb src | tar -x -C /tmp/base`):
+        # peak RSS, time to the first step, tokens/s, every step's loss (--recipe, --data, --set)
 
 The default data is the notadataset recipe's chat-format true/false sentences (a stratified
 sample of train blocks; needs the raw release); ``--recipe``/``--data`` choose others.  The
