@@ -15,6 +15,9 @@ exit), peak RSS (and peak GPU memory on CUDA), final loss; then negbench's overh
     python benchmarks/train.py [--steps 20] [--sample 2000] [--batch 4] [--threads 2]
     python benchmarks/train.py --device cuda --batch 32 --steps 50      # bf16 on a GPU
     python benchmarks/train.py --model ./SmolLM2-135M-Instruct          # a local HF folder
+    python benchmarks/train.py --against /tmp/base/src --steps 5        # the full recipe,
+        # this tree against another negbench (e.g. `git archive 0c544eb src | tar -x -C /tmp/base`):
+        # peak RSS, time to the first step, tokens/s, every step's loss (--recipe, --data, --set)
 
 The default data is the notadataset recipe's chat-format true/false sentences (a stratified
 sample of train blocks; needs the raw release); ``--recipe``/``--data`` choose others.  The
@@ -185,13 +188,68 @@ def child_plain(spec: dict) -> dict:
     }
 
 
-def run_child(kind: str, spec_path: Path, quiet: bool) -> dict:
+def child_recipe(spec: dict) -> dict:
+    """A recipe as ``negbench train`` runs it (whatever negbench ``PYTHONPATH`` names: this tree
+    or the code it is compared with), timed from the parent's launch of this process."""
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    from transformers import TrainerCallback
+
+    from negbench.train.trainer import train
+
+    marks: dict[str, float] = {}
+
+    class Probe(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kw):
+            marks.setdefault("first_step_begin", time.time() - spec["t0"])
+
+        def on_step_end(self, args, state, control, **kw):
+            marks.setdefault("first_step_end", time.time() - spec["t0"])
+
+    out = Path(spec["work"]) / f"recipe-out-{os.getpid()}"
+    adapter = train(
+        spec["recipe"],
+        spec["model"],
+        out,
+        data=spec["data"],
+        overrides=spec["overrides"],
+        max_steps=spec["steps"],
+        eval=False,
+        device=spec["device"],
+        threads=spec["threads"],
+        overwrite=True,
+        restart=True,
+        progress=False,
+        callbacks=[Probe()],
+        log=lambda s: print(s, file=sys.stderr),
+    )
+    info = json.loads((adapter / "negbench_train.json").read_text())
+    tp = info["throughput"]
+    return {
+        "steps": info["steps"],
+        "tokens": tp["tokens_this_session"],
+        "train_s": tp["train_runtime_s"],
+        "losses": [h["loss"] for h in info["loss_history"]],
+        "final_loss": info["loss_history"][-1]["loss"],
+        "n_examples": info["data"]["tokenized"]["n_examples"],
+        **marks,
+    }
+
+
+def run_child(kind: str, spec_path: Path, quiet: bool, src: str | None = None) -> dict:
     t = time.perf_counter()
+    env = None
+    if src is not None:  # the negbench of another source tree (--against)
+        env = {**os.environ, "PYTHONPATH": src}
+        spec = json.loads(spec_path.read_text())
+        spec_path.write_text(json.dumps({**spec, "t0": time.time()}))
     proc = subprocess.run(
         [sys.executable, __file__, "--child", kind, "--spec", str(spec_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL if quiet else None,
         text=True,
+        env=env,
     )
     if proc.returncode != 0:
         sys.exit(f"{kind} child failed (exit {proc.returncode}); rerun without --quiet to see why")
@@ -250,17 +308,29 @@ def main() -> None:
         "one-off start-up costs (measured: 3,923 tokens/s against 5,887-6,145 "
         "for the same negbench run later on an H100)",
     )
+    ap.add_argument(
+        "--against",
+        metavar="SRC",
+        default=None,
+        help="compare `negbench train` of the recipe (its full data unless --data) with the "
+        "negbench under SRC (a src/ folder, e.g. of the previous commit): peak RSS, time to "
+        "the first step, tokens/s, the loss of every step",
+    )
     ap.add_argument("--quiet", action="store_true", help="hide the children's logs")
-    ap.add_argument("--child", choices=["negbench", "plain"], help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=["negbench", "plain", "recipe"], help=argparse.SUPPRESS)
     ap.add_argument("--spec", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         spec = json.loads(Path(args.spec).read_text())
-        res = (child_negbench if args.child == "negbench" else child_plain)(spec)
+        res = {"negbench": child_negbench, "plain": child_plain, "recipe": child_recipe}[
+            args.child
+        ](spec)
         res["peak_rss_mb"] = _peak_rss_mb()
         res["gpu_peak_mb"] = _gpu_peak_mb()
         print("RESULT " + json.dumps(res))
         return
+    if args.against:
+        return against(args)
 
     import torch
     from negbench.backends.sources import resolve
@@ -291,7 +361,7 @@ def main() -> None:
     bf16, _ = precision(recipe, args.device)
     with tempfile.TemporaryDirectory(prefix="negbench-train-bench-") as work:
         work_p = Path(work)
-        (work_p / "examples.json").write_text(json.dumps(tdata.examples))
+        (work_p / "examples.json").write_text(json.dumps(list(tdata.examples)))
         spec = {
             "recipe": args.recipe,
             "model": args.model,
@@ -393,6 +463,85 @@ def main() -> None:
         f"same tokens: {nb['tokens'] == pl['tokens']}; "
         f"|Δ final loss| = {abs(nb['final_loss'] - pl['final_loss']):.2e}"
     )
+
+
+# -- --against: a recipe as `negbench train` runs it, this tree against another --------------------
+def against(args) -> None:
+    """The recipe (its full data unless ``--data``) through ``negbench train`` with this tree's
+    negbench and with the one under ``--against`` (e.g. a checkout of the previous commit),
+    each in its own process, one after the other: peak RSS, time from the process start to the
+    first optimiser step (its start and its end), tokens/s, and the loss of every step, which
+    must agree."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    sets = ["logging_steps=1", f"save_steps={10**6}", *args.sets]
+    results: dict[str, list[dict]] = {"before": [], "after": []}
+    with tempfile.TemporaryDirectory(prefix="negbench-train-against-") as work:
+        spec = {
+            "recipe": args.recipe,
+            "model": args.model,
+            "data": args.data,
+            "overrides": sets,
+            "steps": args.steps,
+            "device": args.device,
+            "threads": args.threads or os.cpu_count() or 1,
+            "work": work,
+        }
+        spec_path = Path(work) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        print(
+            f"{args.recipe} ({args.data or 'its full data'}) on {args.model}, {args.device}, "
+            f"{args.steps} steps; before = {args.against}, after = {here}",
+            flush=True,
+        )
+        for i in range(args.repeat):
+            order = ("before", "after") if i % 2 == 0 else ("after", "before")
+            for kind in order:
+                res = run_child(
+                    "recipe", spec_path, args.quiet, args.against if kind == "before" else here
+                )
+                results[kind].append(res)
+                print(
+                    f"  run {i + 1} {kind}: peak RSS {res['peak_rss_mb']:.0f} MB, first step "
+                    f"at {res.get('first_step_begin', float('nan')):.1f} s, "
+                    f"{res['tokens'] / res['train_s']:.1f} tokens/s",
+                    flush=True,
+                )
+    head = [
+        "code",
+        "examples",
+        "steps",
+        "peak RSS MB",
+        "1st step start s",
+        "1st step end s",
+        "tokens/s",
+        "wall s",
+    ]
+    rows = []
+    for kind, rs in results.items():
+        r = max(rs, key=lambda x: x["tokens"] / x["train_s"])
+        rows.append(
+            [
+                kind,
+                str(r["n_examples"]),
+                str(r["steps"]),
+                f"{max(x['peak_rss_mb'] for x in rs):.0f}",
+                f"{min(x.get('first_step_begin', float('nan')) for x in rs):.1f}",
+                f"{min(x.get('first_step_end', float('nan')) for x in rs):.1f}",
+                f"{r['tokens'] / r['train_s']:.1f}",
+                f"{r['wall_s']:.1f}",
+            ]
+        )
+    w = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
+    print("  ".join(h.ljust(n) for h, n in zip(head, w)))
+    print("  ".join("-" * n for n in w))
+    for row in rows:
+        print("  ".join(c.ljust(n) for c, n in zip(row, w)))
+    a, b = results["before"][0]["losses"], results["after"][0]["losses"]
+    print("\nstep  loss before  loss after  |Δ|")
+    for k, (x, y) in enumerate(zip(a, b), 1):
+        print(f"{k:4d}  {x:11.6f}  {y:10.6f}  {abs(x - y):.1e}")
+    d = max((abs(x - y) for x, y in zip(a, b)), default=float("nan"))
+    print(f"max |Δ loss| over {min(len(a), len(b))} steps: {d:.2e}")
 
 
 if __name__ == "__main__":

@@ -511,6 +511,18 @@ CASES = [  # (id, extra argv, words the one message must hold, env)
         {},
     ),
     (
+        "memory budget of nothing",
+        ["--recipe", "nubench-simple", "--memory-budget", "0"],
+        ["memory_budget_gb", "must be positive"],
+        {},
+    ),
+    (
+        "unknown gradient checkpointing",
+        ["--recipe", "nubench-simple", "--set", "gradient_checkpointing=sometimes"],
+        ["gradient_checkpointing", "'sometimes'", "auto, on, off"],
+        {},
+    ),
+    (
         "unknown lr scheduler",
         ["--recipe", "nubench-simple", "--set", "lr_scheduler_type=cosin"],
         ["unknown scheduler 'cosin'"],

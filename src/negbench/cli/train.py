@@ -101,6 +101,16 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="discard an unfinished training in OUT instead of resuming it",
     )
+    t.add_argument(
+        "--memory-budget",
+        type=float,
+        default=None,
+        metavar="GB",
+        help="memory the activations of one micro-batch may take: the recipe's batch is split "
+        "into micro-batches with gradient accumulation that fit it, with the same gradients "
+        "(default: 1 GB on a CPU, at most a quarter of the free memory; half the free GPU "
+        "memory on a GPU; same as --set memory_budget_gb=GB)",
+    )
     ModelOptions.add_to(t, only=("device", "threads"))
     EngineOptions.add_to(t, only=("cache",), title="evaluation after training")
     t.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -213,10 +223,13 @@ def cmd_train(args) -> int:
     from negbench.backends.sources import DEFAULT_MODEL, MULTILINGUAL_DEFAULT
     from negbench.scoring.recipes import resolve_recipe
 
+    overrides = list(args.overrides)
+    if args.memory_budget is not None:
+        overrides.append(f"memory_budget_gb={args.memory_budget:g}")
     recipe = resolve_recipe(
         args.recipe,
         config=args.config,
-        overrides=args.overrides,
+        overrides=overrides,
         data=args.data,
         max_steps=args.max_steps,
         eval_limit=args.eval_limit,

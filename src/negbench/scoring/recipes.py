@@ -37,7 +37,12 @@ NOT_IDENTITY = (
     "eval_modes",
     "eval_chat",
     "eval_limit",
+    # how the effective batch is computed (micro-batches, checkpointing), not what it is
+    "micro_batch_size",
+    "memory_budget_gb",
+    "gradient_checkpointing",
 )
+GRADIENT_CHECKPOINTING = ("auto", "on", "off")
 
 TEMPLATES = ("auto", "chat", "plain")
 EVAL_CHAT = ("auto", "yes", "no")
@@ -102,6 +107,13 @@ class Recipe:
     optim: str = "adamw_torch"
     bf16: bool = True  # where the device supports it, else fp32 + a note
     seed: int = 42
+
+    # -- memory (the same gradients: per_device_train_batch_size is split, not changed) ----------
+    micro_batch_size: int | None = None  # examples per forward pass; None: the largest divisor
+    # of per_device_train_batch_size whose activations fit memory_budget_gb
+    memory_budget_gb: float | None = None  # activations of one micro-batch; None: auto (CPU:
+    # 1 GB or a quarter of the free memory; GPU: half the free memory after loading)
+    gradient_checkpointing: str = "auto"  # auto: where the micro-batch would not fit otherwise
 
     # -- checkpoints and logging ---------------------------------------------------------------------
     logging_steps: int = 10
@@ -544,6 +556,19 @@ def validate(r: Recipe, where: Mapping[str, str] | None = None) -> Recipe:
     at_least("max_steps", 1, optional=True)
     at_least("save_total_limit", 1, optional=True)
     at_least("eval_limit", 1, optional=True)
+    at_least("micro_batch_size", 1, optional=True)
+    if r.memory_budget_gb is not None and not r.memory_budget_gb > 0:
+        raise err(
+            "memory_budget_gb",
+            f"must be positive, got {r.memory_budget_gb!r}",
+            "--set memory_budget_gb=2 (or none: chosen from the free memory)",
+        )
+    if r.gradient_checkpointing not in GRADIENT_CHECKPOINTING:
+        raise err(
+            "gradient_checkpointing",
+            f"{r.gradient_checkpointing!r}",
+            "one of " + ", ".join(GRADIENT_CHECKPOINTING),
+        )
     for key in ("lora_alpha", "learning_rate", "num_train_epochs"):
         if not getattr(r, key) > 0:
             raise err(

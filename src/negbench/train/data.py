@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -313,9 +314,67 @@ def adds_bos(tokenizer) -> bool:
     return bos is not None and tokenizer("a")["input_ids"][:1] == [bos]
 
 
+#: Records rendered and tokenised together (bounds the memory of building the token table).
+TOKENIZE_CHUNK = 8192
+#: Version of the token-table layout (a change invalidates the caches).
+TABLE_VERSION = 1
+
+
+class TokenizedExamples(Sequence):
+    """The training examples as the ``Trainer`` reads them, built one at a time from the token
+    table (flat ``ids``, ``offsets``, ``prompt_len``; memory-mapped when read from the cache), so
+    the data costs its token ids (4 bytes a token), not Python lists of every example."""
+
+    def __init__(self, ids, offsets, prompt_len, prompt_loss_weight: float):
+        self.ids, self.offsets, self.prompt_len = ids, offsets, prompt_len
+        self.w = prompt_loss_weight
+
+    def __len__(self) -> int:
+        return len(self.prompt_len)
+
+    def example(self, i: int) -> dict[str, list]:
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        ids = self.ids[a:b].tolist()
+        lp = int(self.prompt_len[i])
+        lr = len(ids) - lp
+        w = self.w
+        if w > 0:
+            pw = lr * w / (1 - w) / lp if lp else 0.0  # official prepare_data: prompt share w
+            return {
+                "input_ids": ids,
+                "attention_mask": [1] * len(ids),
+                "labels": list(ids),
+                "loss_weight": [pw] * lp + [1.0] * lr,
+            }
+        return {
+            "input_ids": ids,
+            "attention_mask": [1] * len(ids),
+            "labels": [-100] * lp + ids[lp:],
+        }
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self.example(j) for j in range(*i.indices(len(self)))]
+        return self.example(int(i))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (TokenizedExamples, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 @dataclass
 class TokenizedData:
-    examples: list[dict[str, list]]  # input_ids, attention_mask, labels (+ loss_weight)
+    """The tokenised training set: a token table (see :class:`TokenizedExamples`) and its
+    statistics; ``cached`` says whether it was read from the cache of an earlier run."""
+
+    examples: TokenizedExamples
     template: str  # "chat" or "plain"
     n_tokens: int  # all tokens (one epoch)
     n_response_tokens: int
@@ -323,6 +382,7 @@ class TokenizedData:
     max_len: int
     fingerprint: str
     example_text: dict[str, str] = field(default_factory=dict)
+    cached: bool = False
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -337,84 +397,198 @@ class TokenizedData:
         }
 
 
-def tokenize(data: TrainingData, recipe, tokenizer, template: str | None = None) -> TokenizedData:
-    """Tokenise every record; a prompt that does not fit in ``cutoff_len`` is an error naming the
-    record (checked for all records before anything is trained)."""
+def table_key(data: TrainingData, recipe, tokenizer, template: str) -> str:
+    """What decides the token table: the records, the tokenizer and the recipe's rendering."""
+    from negbench.backends.tokenizing import tokenizer_fingerprint
+
+    blob = {
+        "version": TABLE_VERSION,
+        "records": data.fingerprint,
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "template": template,
+        "chat_template": getattr(tokenizer, "chat_template", None) if template == "chat" else None,
+        **{
+            k: getattr(recipe, k)
+            for k in (
+                "prompt_join",
+                "response_prefix",
+                "append_eos",
+                "instruction_chat",
+                "cutoff_len",
+            )
+        },
+    }
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def tokenize(
+    data: TrainingData,
+    recipe,
+    tokenizer,
+    template: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> TokenizedData:
+    """Tokenise every record into a token table; a prompt that does not fit in ``cutoff_len`` is
+    an error naming the record (checked for all records before anything is trained).
+
+    With ``cache_dir`` the table is written there once (``<key>/``, atomically) and a rerun with
+    the same records, tokenizer and rendering memory-maps it instead of tokenising again."""
     template = template or resolve_template(recipe, tokenizer)
+    folder = None
+    if cache_dir is not None:
+        folder = Path(cache_dir) / table_key(data, recipe, tokenizer, template)
+        got = _read_table(folder, recipe)
+        if got is not None:
+            return got
+    ids, offsets, plen, stats = _build_table(data, recipe, tokenizer, template)
+    meta = {"template": template, **stats, "fingerprint": _fingerprint((ids, offsets, plen))}
+    if folder is not None:
+        _write_table(folder, ids, offsets, plen, meta)
+    return _tokenized(ids, offsets, plen, meta, recipe, cached=False)
+
+
+def _tokenized(ids, offsets, plen, meta: dict, recipe, cached: bool) -> TokenizedData:
+    return TokenizedData(
+        TokenizedExamples(ids, offsets, plen, recipe.prompt_loss_weight),
+        meta["template"],
+        meta["n_tokens"],
+        meta["n_response_tokens"],
+        meta["n_truncated"],
+        meta["max_len"],
+        meta["fingerprint"],
+        meta["example_text"],
+        cached,
+    )
+
+
+def _fingerprint(arrays) -> str:
+    import numpy as np
+
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _read_table(folder: Path, recipe) -> TokenizedData | None:
+    """The cached table, when it is complete and intact (else None: built again)."""
+    import numpy as np
+
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        arrays = [np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("ids", "offsets", "plen")]
+    except (OSError, ValueError):
+        return None
+    if _fingerprint(arrays) != meta.get("fingerprint"):  # 4 bytes a token: cheap to check
+        return None
+    ids, offsets, plen = arrays
+    return _tokenized(ids, offsets, plen, meta, recipe, cached=True)
+
+
+def _write_table(folder: Path, ids, offsets, plen, meta: dict) -> None:
+    import shutil
+    import tempfile
+
+    import numpy as np
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
+    try:
+        for n, a in (("ids", ids), ("offsets", offsets), ("plen", plen)):
+            np.save(tmp / f"{n}.npy", a)
+        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # written last
+        try:
+            tmp.rename(folder)
+        except OSError:  # another run wrote it meanwhile
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build_table(data: TrainingData, recipe, tokenizer, template: str):
+    """Render and tokenise the records chunk by chunk into flat arrays (no list of examples)."""
+    import numpy as np
+
     bos = [tokenizer.bos_token_id] if adds_bos(tokenizer) else []
     eos = tokenizer.eos_token_id
+    plain_eos = template == "plain" and recipe.append_eos and eos is not None
     cutoff = recipe.cutoff_len
-    rendered = render_all(data.records, recipe, tokenizer, template)
-    prompts = [p for p, _, _ in rendered]
-    responses = [x for _, x, _ in rendered]
-    own = [o for _, _, o in rendered]
-    p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"] if prompts else []
-    r_ids = tokenizer(responses, add_special_tokens=False)["input_ids"] if responses else []
-    too_long = []
-    examples = []
+    too_long: list[tuple[int, int, int]] = []
+    id_chunks, len_chunks, plen_chunks = [], [], []
     n_tok = n_resp = n_trunc = max_len = 0
-    h = hashlib.sha256()
-    w = recipe.prompt_loss_weight
-    for i, (pi, ri, special) in enumerate(zip(p_ids, r_ids, own)):
-        pi = list(pi) if special else bos + list(pi)
-        ri = list(ri)
-        if template == "plain" and recipe.append_eos and eos is not None:
-            ri = ri + [eos]
-        if not ri:
-            raise DataError(
-                "the response is empty after tokenisation",
-                path=data.source,
-                record=data.where[i],
-                field="output",
-            )
-        if len(pi) + 1 > cutoff:
-            too_long.append((i, len(pi), len(ri)))
-            continue
-        if len(pi) + len(ri) > cutoff:
-            ri = ri[: cutoff - len(pi)]
-            n_trunc += 1
-        ids = pi + ri
-        if w > 0:
-            labels = list(ids)
-            lp, lr = len(pi), len(ri)
-            pw = lr * w / (1 - w) / lp if lp else 0.0  # official prepare_data: prompt share w
-            ex = {
-                "input_ids": ids,
-                "attention_mask": [1] * len(ids),
-                "labels": labels,
-                "loss_weight": [pw] * lp + [1.0] * lr,
-            }
-        else:
-            labels = [-100] * len(pi) + ri
-            ex = {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
-        examples.append(ex)
-        n_tok += len(ids)
-        n_resp += len(ri)
-        max_len = max(max_len, len(ids))
-        h.update(json.dumps([ids, labels]).encode())
-        h.update(b"\n")
+    ex_text: dict[str, str] = {}
+    records = data.records
+    for c0 in range(0, len(records), TOKENIZE_CHUNK):
+        rendered = render_all(records[c0 : c0 + TOKENIZE_CHUNK], recipe, tokenizer, template)
+        prompts = [p for p, _, _ in rendered]
+        responses = [x for _, x, _ in rendered]
+        if c0 == 0 and rendered:
+            ex_text = {"prompt": prompts[0], "response": responses[0]}
+        p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        r_ids = tokenizer(responses, add_special_tokens=False)["input_ids"]
+        flat: list[int] = []
+        lens, plens = [], []
+        for j, (pi, ri, (_, _, special)) in enumerate(zip(p_ids, r_ids, rendered)):
+            i = c0 + j
+            if not special:
+                pi = bos + pi
+            if plain_eos:
+                ri = ri + [eos]
+            if not ri:
+                raise DataError(
+                    "the response is empty after tokenisation",
+                    path=data.source,
+                    record=data.where[i],
+                    field="output",
+                )
+            lp = len(pi)
+            if lp + 1 > cutoff:
+                too_long.append((i, lp, len(ri)))
+                continue
+            if lp + len(ri) > cutoff:
+                ri = ri[: cutoff - lp]
+                n_trunc += 1
+            flat += pi
+            flat += ri
+            n = lp + len(ri)
+            lens.append(n)
+            plens.append(lp)
+            n_resp += len(ri)
+            max_len = max(max_len, n)
+        n_tok += len(flat)
+        id_chunks.append(np.asarray(flat, dtype=np.int32))
+        len_chunks.append(np.asarray(lens, dtype=np.int64))
+        plen_chunks.append(np.asarray(plens, dtype=np.int32))
     if too_long:
         i, lp, lr = too_long[0]
         need = max(a + min(b, 1) for _, a, b in too_long)
         raise OptionError(
             f"cutoff_len={cutoff} is shorter than the prompt of {len(too_long)} of "
-            f"{len(data.records)} training record(s) (the first, {data.where[i]}, has a prompt of "
+            f"{len(records)} training record(s) (the first, {data.where[i]}, has a prompt of "
             f"{lp} tokens and a response of {lr})",
             where=f"cutoff_len; data {data.source}, {data.where[i]}",
             fix=f"--set cutoff_len={max(need, max((a + b for _, a, b in too_long), default=need))} "
             "(or more), or shorten those prompts",
         )
-    ex_text = {}
-    if data.records:
-        ex_text = {"prompt": prompts[0], "response": responses[0]}
-    return TokenizedData(
-        examples, template, n_tok, n_resp, n_trunc, max_len, h.hexdigest(), ex_text
-    )
+    ids = np.concatenate(id_chunks) if id_chunks else np.zeros(0, np.int32)
+    lens_all = np.concatenate(len_chunks) if len_chunks else np.zeros(0, np.int64)
+    offsets = np.zeros(len(lens_all) + 1, dtype=np.int64)
+    np.cumsum(lens_all, out=offsets[1:])
+    plen = np.concatenate(plen_chunks) if plen_chunks else np.zeros(0, np.int32)
+    stats = {
+        "n_tokens": n_tok,
+        "n_response_tokens": n_resp,
+        "n_truncated": n_trunc,
+        "max_len": max_len,
+        "example_text": ex_text,
+    }
+    return ids, offsets, plen, stats
 
 
 __all__ = [
     "TrainingData",
     "TokenizedData",
+    "TokenizedExamples",
     "load_training_data",
     "read_alpaca_file",
     "resolve_template",

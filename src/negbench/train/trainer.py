@@ -37,6 +37,7 @@ from negbench.evaluation.store import staging_path
 from negbench.backends.tokenizing import tokenizer_fingerprint
 from negbench.train.data import TrainingData, load_training_data, tokenize
 from negbench.scoring.recipes import Recipe, resolve_recipe
+from negbench.train.memory import enable_checkpointing, plan_batches
 
 SCHEMA = "negbench.train/1"
 TRAIN_JSON = "negbench_train.json"
@@ -398,30 +399,46 @@ class Collator:
         return batch
 
 
-def make_trainer(model, args, examples, tokenizer, weighted: bool, callbacks: Sequence = ()):
-    """A ``transformers.Trainer`` (a subclass only to weight the prompt tokens' loss)."""
-    from transformers import Trainer
+def make_trainer(
+    model, args, examples, tokenizer, weighted: bool = False, callbacks: Sequence = ()
+):
+    """A ``transformers.Trainer`` whose loss is the whole optimiser step's: each micro-batch adds
+    ``sum(w · CE) / sum(w over the step)`` (:mod:`negbench.train.memory`), so micro-batches with
+    accumulation give the gradients of the recipe's full batch; the loss is computed in chunks
+    over the loss tokens only.  ``w``: 1 on the response, the prompt's share with
+    ``prompt_loss_weight`` (the official This-is-not-a-Dataset loss; ``weighted`` is kept for
+    callers, the collator carries the weights whenever the examples have them)."""
+    import time as _time
+
+    from transformers import Trainer, TrainerCallback
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
-    class WeightedLossTrainer(Trainer):
-        """The official This-is-not-a-Dataset loss: sum(w · CE) / sum(w) per micro-batch."""
+    from negbench.train.memory import step_loss, step_weight
+
+    class StepLossTrainer(Trainer):
+        _tp_last: tuple[float, int] | None = None
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            import torch
+            loss = step_loss(model, dict(inputs), num_items_in_batch)
+            return (loss, None) if return_outputs else loss
 
-            weights = inputs.pop("loss_weight")
-            labels = inputs.pop("labels")
-            outputs = model(**inputs)
-            logits = outputs.logits[..., :-1, :].contiguous().float()
-            tgt = labels[..., 1:].contiguous()
-            w = weights[..., 1:].contiguous().to(logits.dtype)
-            ce = torch.nn.functional.cross_entropy(
-                logits.view(-1, logits.size(-1)), tgt.view(-1), reduction="none", ignore_index=-100
-            )
-            loss = (ce * w.view(-1)).sum() / w.sum().clamp_min(1e-12)
-            return (loss, outputs) if return_outputs else loss
+        def _get_num_items_in_batch(self, batch_samples, device):
+            w = step_weight(batch_samples) if batch_samples else None
+            return w.to(device) if w is not None else None
 
-    from transformers import TrainerCallback
+        def log(self, logs, *a, **kw):  # throughput next to the loss, for every tracker
+            if "loss" in logs:
+                now, seen = _time.perf_counter(), int(self.state.num_input_tokens_seen or 0)
+                if self._tp_last is not None and now > self._tp_last[0]:
+                    logs["tokens_per_second"] = round(
+                        (seen - self._tp_last[1]) / (now - self._tp_last[0]), 2
+                    )
+                self._tp_last = (now, seen)
+            return super().log(logs, *a, **kw)
+
+        def _inner_training_loop(self, *a, **kw):
+            self._tp_last = (_time.perf_counter(), int(self.state.num_input_tokens_seen or 0))
+            return super()._inner_training_loop(*a, **kw)
 
     class LogLastStep(TrainerCallback):
         """Log the last step too, so the loss history always ends at the final step (with
@@ -432,16 +449,18 @@ def make_trainer(model, args, examples, tokenizer, weighted: bool, callbacks: Se
                 control.should_log = True
             return control
 
-    cls = WeightedLossTrainer if weighted else Trainer
-    trainer = cls(
+    trainer = StepLossTrainer(
         model=model,
         args=args,
         train_dataset=examples,
         data_collator=Collator(tokenizer),
         callbacks=[LogLastStep(), *callbacks],
     )
-    if weighted:  # our loss is a per-micro-batch mean: let the Trainer divide
-        trainer.model_accepts_loss_kwargs = False  # by the accumulation steps
+    # our loss is already the step's share (normalised by the step's weight): the Trainer must
+    # neither divide it by the accumulation steps nor pass the count to the model
+    trainer.model_accepts_loss_kwargs = True
+    if hasattr(trainer, "loss_is_scaled_for_ga"):
+        trainer.loss_is_scaled_for_ga = True
     for cb in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(cb)
     return trainer
@@ -484,14 +503,22 @@ def progress_callback(enabled: bool = True):
     return Progress()
 
 
-def training_arguments(recipe: Recipe, output_dir: Path, device: str, bf16: bool, **extra):
-    """``TrainingArguments`` of a recipe (LLaMA-Factory's keys map one to one)."""
+def training_arguments(
+    recipe: Recipe, output_dir: Path, device: str, bf16: bool, plan=None, **extra
+):
+    """``TrainingArguments`` of a recipe (LLaMA-Factory's keys map one to one); with a
+    :class:`~negbench.train.memory.BatchPlan`, its micro-batches and accumulation (the same
+    effective batch)."""
     from transformers import TrainingArguments
 
     kw = dict(
         output_dir=str(output_dir),
-        per_device_train_batch_size=recipe.per_device_train_batch_size,
-        gradient_accumulation_steps=recipe.gradient_accumulation_steps,
+        per_device_train_batch_size=plan.micro_batch_size
+        if plan
+        else recipe.per_device_train_batch_size,
+        gradient_accumulation_steps=plan.gradient_accumulation_steps
+        if plan
+        else recipe.gradient_accumulation_steps,
         learning_rate=recipe.learning_rate,
         num_train_epochs=recipe.num_train_epochs,
         max_steps=recipe.max_steps or -1,
@@ -624,7 +651,7 @@ def _train(
 
     check_trackers(report_to)  # installed, logged in: before anything loads
     layout = Layout(Path(out).expanduser())
-    from negbench.backends.sources import resolve, source_fingerprint
+    from negbench.backends.sources import cache_root, resolve, source_fingerprint
 
     src = resolve(model)
     from negbench.backends.registry import is_encoder_decoder
@@ -641,7 +668,18 @@ def _train(
     state = _check_out(layout, overwrite)
     td = load_training_data(r.data, r.data_split, r.max_samples)
     tok = load_tokenizer(src)
-    tdata = tokenize(td, r, tok)
+    t_tok = time.perf_counter()
+    tdata = tokenize(td, r, tok, cache_dir=cache_root() / "train-tokens")
+    log(
+        f"training data: {len(tdata.examples):,} examples, {tdata.n_tokens:,} tokens "
+        + (
+            "(token table read from the cache)"
+            if tdata.cached
+            else f"(tokenised in {time.perf_counter() - t_tok:.1f} s, cached for a rerun)"
+        )
+    )
+    td_summary = td.summary()
+    td.records, td.where = [], []  # the token table is what trains: free the texts
     chat_eval = r.eval_chat == "yes" or (r.eval_chat == "auto" and tdata.template == "chat")
     task = eval_task_spec(r, td)
     if eval:
@@ -709,6 +747,10 @@ def _train(
     try:
         base, more = load_model(model, src, dev, bf16, r.quantization, threads, log)
         notes += more
+        plan = plan_batches(r, base.config, tdata.max_len, dev, 2 if bf16 else 4)
+        notes.append(plan.note(r.per_device_train_batch_size, r.gradient_accumulation_steps))
+        if plan.gradient_checkpointing:
+            enable_checkpointing(base)
         for n in notes:
             log("note: " + n)
         set_seed(r.seed)
@@ -716,7 +758,7 @@ def _train(
         tracked, tracker_callbacks = trainer_settings(
             report_to, layout.out, f"negbench-train-{r.name}-{layout.out.name}"
         )
-        args = training_arguments(r, layout.checkpoints, dev, bf16, **tracked)
+        args = training_arguments(r, layout.checkpoints, dev, bf16, plan, **tracked)
         trainer = make_trainer(
             peft_model,
             args,
@@ -767,13 +809,19 @@ def _train(
             "source": source,
         },
         "data": {
-            **td.summary(),
+            **td_summary,
             "tokenized": {**tdata.summary(), "tokenizer": tokenizer_fingerprint(tok)},
         },
         "seeds": {"seed": r.seed, "data_seed": r.seed},
         "device": dev,
         "precision": "bf16" if bf16 else "fp32",
         "notes": notes,
+        "batches": {
+            "micro_batch_size": plan.micro_batch_size,
+            "gradient_accumulation_steps": plan.gradient_accumulation_steps,
+            "gradient_checkpointing": plan.gradient_checkpointing,
+            "memory_budget_bytes": plan.budget_bytes,
+        },
         "trainable_parameters": n_train,
         "parameters": n_all,
         "steps": st.global_step,
