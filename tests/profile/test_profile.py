@@ -570,7 +570,7 @@ def test_a_missing_package_is_the_reason_and_its_fix_says_install_it(monkeypatch
     import sys
 
     from negbench.profile.page import not_run
-    from negbench.profile.presets import BY_KEY
+    from negbench.profile.presets import by_key
     from negbench.profile.runner import task_data
 
     monkeypatch.delenv("NEGBENCH_KOBEST_BOOLQ", raising=False)
@@ -578,7 +578,7 @@ def test_a_missing_package_is_the_reason_and_its_fix_says_install_it(monkeypatch
     monkeypatch.setitem(sys.modules, "datasets", None)  # import datasets fails
     miss = task_data("kobest-boolq", shots=False)
     assert miss is not None and "needs the 'datasets' package" in miss["message"]
-    b = BY_KEY["konubench-diagnostics"]
+    b = by_key()["konubench-diagnostics"]
     manifest = {
         "benchmarks": [
             {

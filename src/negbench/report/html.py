@@ -35,6 +35,7 @@ table.nb-table,table.nb-plain{border-collapse:separate;border-spacing:0;margin:0
 .nb-plain td.nb-path{overflow-wrap:anywhere}
 .nb-table td.nb-left,.nb-plain td.nb-left{text-align:left}
 .nb-cmp tbody th.nb-long{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:14em}
+.nb-table.nb-cmp th,.nb-table.nb-cmp td{padding:3px 3px}.nb-table.nb-cmp thead th{min-width:3em}
 .nb-table td.nb-long,.nb-table tbody th.nb-long{white-space:normal;overflow-wrap:break-word;min-width:7em;max-width:26em;text-align:left}
 .nb-table td.nb-para{min-width:11em}
 .nb-table th,.nb-table td{padding:3px 5px}.nb-table td.nb-sd{white-space:normal}.nb-table td.nb-sd span{white-space:nowrap}.nb-table thead th.nb-brk{hyphens:auto;overflow-wrap:anywhere}
