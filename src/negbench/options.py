@@ -193,7 +193,7 @@ class ModelOptions(_Bundle):
     threads: int | None = None
     add_bos: str | bool = "auto"
 
-    TITLE: ClassVar[str] = "model"
+    TITLE: ClassVar[str] = "model loading"
     FLAGS: ClassVar[dict[str, Flag]] = {
         "dtype": Flag(
             ("--dtype",),
@@ -234,7 +234,8 @@ class ModelOptions(_Bundle):
             {
                 "type": whole_number(1),
                 "default": None,
-                "help": "CPU threads for torch (default: torch's)",
+                "help": "CPU threads for torch (default: the cores actually free, looked at again "
+                "during a run)",
             },
         ),
         "add_bos": Flag(

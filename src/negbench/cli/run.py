@@ -68,23 +68,26 @@ def add_parser(sub) -> None:
         help="run each task's paper protocol: its shot counts × seeds (e.g. NUBench "
         "0/1/5/10 shots × 5 seeds), unless --shots/--seeds are given",
     )
-    g.add_argument(
+    s = r.add_argument_group(
+        "subset (whole units of each benchmark; the rule is printed and saved)"
+    )
+    s.add_argument(
         "--limit",
         type=limit_value,
         default=None,
         help="evaluate about N records (or a share of each task's, e.g. 0.1), taken in data "
         "order by the benchmark's whole units (CONDAQA contrast groups, "
         "This-is-not-a-Dataset blocks, minimal pairs) and spread over its strata (ScoNe "
-        "conditions, categories, patterns); each unit's subset rule is printed and saved",
+        "conditions, categories, patterns); each unit's subset rule is printed and saved (default: all records)",
     )
-    g.add_argument(
+    s.add_argument(
         "--sample",
         type=_int(1),
         default=None,
-        help="evaluate about N records drawn at random (--seed), by the same whole "
-        "units and strata as --limit",
+        help="evaluate about N records drawn at random (--sample-seed), by the same "
+        "whole units and strata as --limit (default: all records)",
     )
-    g.add_argument(
+    s.add_argument(
         "--sample-seed",
         "--seed",
         type=_int(0),
@@ -93,13 +96,16 @@ def add_parser(sub) -> None:
         help="seed of --sample's random draw of records (default: 0; --seed is the same "
         "option); not the few-shot seeds, which are --seeds",
     )
-    g.add_argument(
+    c = r.add_argument_group("prompt format")
+    c.add_argument(
         "--chat",
         action="store_true",
         help="wrap each prompt in the model's chat template (layout: --chat-layout)",
     )
-    g.add_argument("--system-prompt", default=None, help="system message used with --chat")
-    g.add_argument(
+    c.add_argument(
+        "--system-prompt", default=None, help="system message used with --chat (default: none)"
+    )
+    c.add_argument(
         "--chat-layout",
         default="lm-eval",
         choices=["lm-eval", "user"],
