@@ -14,8 +14,12 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium")
-needs_chromium = pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed")
+CHROMIUM = (
+    shutil.which("chromium")
+    or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium")
+    or None
+)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 FLAGS = [
     "--headless",
     "--no-sandbox",

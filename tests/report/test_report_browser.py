@@ -33,13 +33,9 @@ import pytest
 from negbench.report.build import build, write
 from negbench.scoring.tables import ref_samples
 
+from browser import CHROMIUM, needs_chromium  # one way to find the browser
 from test_report import _fixture_data, engine_runs  # noqa: F401  (fixture + shared runs)
 
-CHROMIUM = (
-    shutil.which("chromium")
-    or (Path("/usr/bin/chromium").is_file() and "/usr/bin/chromium")
-    or None
-)
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -53,8 +49,6 @@ FLAGS = [
     "--hide-scrollbars",
 ]
 SCREENSHOT_COPY = Path("/tmp/negbench-report-screenshot.png")
-
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 
 def chromium(tmp: Path, url: str, *extra: str, timeout: int = 60) -> str:
