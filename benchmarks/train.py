@@ -51,13 +51,11 @@ def _gpu_peak_mb() -> float | None:
 
 
 # -- the two children ----------------------------------------------------------------------------
-def child_negbench(spec: dict) -> dict:
-    import torch
-
-    torch.set_num_threads(spec["threads"])
+def _train(spec: dict, name: str, **extra) -> dict:
+    """One ``negbench train`` of the spec's recipe into a fresh folder; its negbench_train.json."""
     from negbench.train.trainer import train
 
-    out = Path(spec["work"]) / f"negbench-out-{os.getpid()}"  # a fresh one: never reused
+    out = Path(spec["work"]) / f"{name}-{os.getpid()}"  # a fresh one: never reused
     adapter = train(
         spec["recipe"],
         spec["model"],
@@ -71,8 +69,16 @@ def child_negbench(spec: dict) -> dict:
         overwrite=True,
         restart=True,
         log=lambda s: print(s, file=sys.stderr),
+        **extra,
     )
-    info = json.loads((adapter / "negbench_train.json").read_text())
+    return json.loads((adapter / "negbench_train.json").read_text())
+
+
+def child_negbench(spec: dict) -> dict:
+    import torch
+
+    torch.set_num_threads(spec["threads"])
+    info = _train(spec, "negbench-out")
     tp = info["throughput"]
     return {
         "steps": info["steps"],
@@ -196,8 +202,6 @@ def child_recipe(spec: dict) -> dict:
     torch.set_num_threads(spec["threads"])
     from transformers import TrainerCallback
 
-    from negbench.train.trainer import train
-
     marks: dict[str, float] = {}
 
     class Probe(TrainerCallback):
@@ -207,24 +211,7 @@ def child_recipe(spec: dict) -> dict:
         def on_step_end(self, args, state, control, **kw):
             marks.setdefault("first_step_end", time.time() - spec["t0"])
 
-    out = Path(spec["work"]) / f"recipe-out-{os.getpid()}"
-    adapter = train(
-        spec["recipe"],
-        spec["model"],
-        out,
-        data=spec["data"],
-        overrides=spec["overrides"],
-        max_steps=spec["steps"],
-        eval=False,
-        device=spec["device"],
-        threads=spec["threads"],
-        overwrite=True,
-        restart=True,
-        progress=False,
-        callbacks=[Probe()],
-        log=lambda s: print(s, file=sys.stderr),
-    )
-    info = json.loads((adapter / "negbench_train.json").read_text())
+    info = _train(spec, "recipe-out", progress=False, callbacks=[Probe()])
     tp = info["throughput"]
     return {
         "steps": info["steps"],
