@@ -12,12 +12,14 @@
 #   big   KoNUBench 0-shot, 400 items, Gemma-3 4B shape, vs lm-eval batch 32 (makes the 4B weights: 8 GB)
 #   attn  SDPA vs FlexAttention for the engine (KoNUBench 0-shot, 270M; the attention rule)
 #   probe the FlexAttention/SDPA tree-mask probe (16 rows of 2,048 tokens, 270M shape)
+#   train negbench train (LoRA, bf16, the notadataset recipe's batch of 32, SmolLM2 shape) vs a plain
+#         transformers Trainer + peft script: tokens/s, peak GPU memory, the same losses (issue 36, item 4)
 # Each side-by-side prints score s (scoring alone), forward s (inside forward calls), % of bf16 peak and GPU busy %.
 # Everything lands in $OUT: each phase's whole output in $OUT/PHASE.log, what it prints in $OUT/PHASE.txt,
 # nvidia-smi samples in $OUT/smi.csv.  Random weights go to $MODELS (default .gpu-models/, git-ignored, kept
 # between calls on a warm machine) and are made once.  A failing step stops the run and prints its last lines.
 set -euo pipefail
-PHASES=${PHASES:-"sbs0 nad sbs5 big attn"}
+PHASES=${PHASES:-"sbs0 nad sbs5 big attn train"}
 DRY_RUN=${DRY_RUN:-0}
 T0=$(date +%s); el(){ echo $(( $(date +%s)-T0 )); }
 R=$(pwd); OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -85,7 +87,10 @@ for p in $PHASES; do
           run attn "^ATTN" python3 $KIT/attn_sbs.py "$M/gemma" konubench 1284 0 ;;
     probe) mk .gpu/gemma "$M/gemma"
           run probe "^FLEX" python3 $KIT/flex_probe.py "$M/gemma" 16 1024 16 64 ;;
-    *)    echo "unknown phase '$p' (sbs0 nad sbs5 big attn probe)" >&2; exit 2 ;;
+    train) mk .gpu/smol "$M/smol"
+          run train "-v:warn|WARN|Warn|Loading weights" python3 benchmarks/train.py --device $DEV \
+            --model "$M/smol" --batch 32 --steps 30 --sample 4000 --threads 16 --quiet ;;
+    *)    echo "unknown phase '$p' (sbs0 nad sbs5 big attn probe train)" >&2; exit 2 ;;
   esac
 done
 echo "PHASE end $(el)s"

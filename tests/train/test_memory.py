@@ -1,6 +1,6 @@
 """Training that fits: micro-batches with accumulation give the full batch's gradients (one step
-compared both ways on a tiny model), the chunked loss equals the full-logits loss, the token
-table is cached and reused, and the micro-batch is chosen from the memory budget."""
+compared both ways on a tiny model), the chunked loss equals the full-logits loss, and the
+micro-batch is chosen from the memory budget.  Tokenisation as read: tests/train/test_data.py."""
 
 from __future__ import annotations
 
@@ -210,32 +210,6 @@ def test_recipe_step_losses_do_not_depend_on_the_split(tiny_llama, data_file, tm
     (l8, w8), (l2, w2) = runs[8], runs[2]
     assert len(l8) == 3 and l8 == pytest.approx(l2, rel=1e-5)
     assert all(float((w8[k] - w2[k]).abs().max()) < 1e-5 for k in w8)
-
-
-def test_token_table_is_cached_and_reused(tiny_llama, data_file, tmp_path):
-    """The second tokenisation memory-maps the first one's table: same examples, same
-    fingerprint; a damaged table is built again."""
-    from negbench.backends.sources import resolve
-    from negbench.train.data import load_training_data, tokenize
-    from negbench.train.trainer import load_tokenizer
-
-    tok = load_tokenizer(resolve(tiny_llama))
-    r = R.apply(R.get_recipe("nubench-simple"), {"prompt_loss_weight": 0.05})
-    td = load_training_data(data_file)
-    plain = tokenize(td, r, tok)
-    first = tokenize(td, r, tok, cache_dir=tmp_path)
-    again = tokenize(td, r, tok, cache_dir=tmp_path)
-    assert not plain.cached and not first.cached and again.cached
-    assert again.examples == plain.examples and again.fingerprint == plain.fingerprint
-    assert list(again.examples[3]) == ["input_ids", "attention_mask", "labels", "loss_weight"]
-    (folder,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
-    ids = folder / "ids.npy"
-    raw = bytearray(ids.read_bytes())
-    raw[-4] ^= 0x7F  # another token id
-    ids.write_bytes(bytes(raw))
-    assert not tokenize(td, r, tok, cache_dir=tmp_path).cached  # damaged: rebuilt
-    other = R.apply(r, {"cutoff_len": 30})
-    assert not tokenize(td, other, tok, cache_dir=tmp_path).cached  # another rendering
 
 
 def test_micro_batch_from_the_memory_budget():

@@ -289,23 +289,37 @@ def _chat(tokenizer, prompt: str, output: str) -> tuple[str, str]:
 _P, _R = "\x00NEGBENCH-PROMPT\x00", "\x00NEGBENCH-RESPONSE\x00"
 
 
+class Renderer:
+    """:func:`render` for many records.  Under a chat template the template is rendered once with
+    placeholders and filled in, when that gives exactly what rendering each record gives (checked
+    on the first records of ``probe``; templates that transform the text are rendered one by
+    one)."""
+
+    def __init__(self, recipe, tokenizer, template: str, probe: Sequence[dict] = ()):
+        self.recipe, self.tokenizer, self.template = recipe, tokenizer, template
+        self._filled: tuple[str, str] | None = None
+        if template != "chat":
+            return
+        pp, rr = _chat(tokenizer, _P, _R)
+        if pp.count(_P) == 1 and _P not in rr and rr.count(_R) == 1 and _R not in pp:
+            self._filled = (pp, rr)
+            if not all(self(r) == render(r, recipe, tokenizer, template) for r in probe[:20]):
+                self._filled = None
+
+    def __call__(self, record: dict) -> tuple[str, str, bool]:
+        if self._filled is None:
+            return render(record, self.recipe, self.tokenizer, self.template)
+        pp, rr = self._filled
+        prompt = prompt_text(record, self.recipe, self.template)
+        return pp.replace(_P, prompt), rr.replace(_R, record["output"]), True
+
+
 def render_all(
     records: list[dict], recipe, tokenizer, template: str
 ) -> list[tuple[str, str, bool]]:
-    """:func:`render` for every record.  Under a chat template the template is rendered once with
-    placeholders and filled in, when that gives exactly what rendering each record gives (checked
-    on the first records; templates that transform the text are rendered one by one)."""
-    if template != "chat" or len(records) < 50:
-        return [render(r, recipe, tokenizer, template) for r in records]
-    pp, rr = _chat(tokenizer, _P, _R)
-    fast = pp.count(_P) == 1 and _P not in rr and rr.count(_R) == 1 and _R not in pp
-
-    def fill(r: dict) -> tuple[str, str, bool]:
-        return (pp.replace(_P, prompt_text(r, recipe, template)), rr.replace(_R, r["output"]), True)
-
-    if fast and all(fill(r) == render(r, recipe, tokenizer, template) for r in records[:20]):
-        return [fill(r) for r in records]
-    return [render(r, recipe, tokenizer, template) for r in records]
+    """:func:`render` for every record (through one :class:`Renderer`)."""
+    renderer = Renderer(recipe, tokenizer, template, records)
+    return [renderer(r) for r in records]
 
 
 def adds_bos(tokenizer) -> bool:
@@ -314,32 +328,130 @@ def adds_bos(tokenizer) -> bool:
     return bos is not None and tokenizer("a")["input_ids"][:1] == [bos]
 
 
-#: Records rendered and tokenised together (bounds the memory of building the token table).
-TOKENIZE_CHUNK = 8192
-#: Version of the token-table layout (a change invalidates the caches).
-TABLE_VERSION = 1
+#: Version of the tokenisation (rendering + token layout): part of the training's identity.
+TOKENIZATION_VERSION = 2
+#: Records whose token count is checked exactly before training (the longest by their UTF-8
+#: size), for the batch plan's longest sequence.
+LONGEST_PROBE = 512
+
+
+def token_bound(text: str) -> int:
+    """An upper bound of the tokens of ``text`` without tokenising it: its UTF-8 bytes plus 2.
+    Byte-level BPE gives at most one token a byte; SentencePiece one a character (bytes for
+    byte fallback) plus the word-boundary prefix (``tests/train/test_data.py`` checks it on the
+    test tokenizers)."""
+    return len(text.encode("utf-8")) + 2
 
 
 class TokenizedExamples(Sequence):
-    """The training examples as the ``Trainer`` reads them, built one at a time from the token
-    table (flat ``ids``, ``offsets``, ``prompt_len``; memory-mapped when read from the cache), so
-    the data costs its token ids (4 bytes a token), not Python lists of every example."""
+    """The training examples as the ``Trainer`` reads them, tokenised when it first asks for them
+    (a micro-batch at a time, through ``__getitems__``) and kept in a flat token table (4 bytes
+    a token), so the first optimiser step does not wait for the whole data to be tokenised and
+    the data costs its texts and token ids, not Python lists of every example."""
 
-    def __init__(self, ids, offsets, prompt_len, prompt_loss_weight: float):
-        self.ids, self.offsets, self.prompt_len = ids, offsets, prompt_len
-        self.w = prompt_loss_weight
+    def __init__(self, records: Sequence[dict], where: Sequence[str], source: str, renderer):
+        import numpy as np
+
+        self._texts = [(r["instruction"], r.get("input") or "", r["output"]) for r in records]
+        self._where, self._source = list(where), source
+        self._render = renderer
+        recipe, tok = renderer.recipe, renderer.tokenizer
+        self.w = recipe.prompt_loss_weight
+        self.cutoff = recipe.cutoff_len
+        self._bos = [tok.bos_token_id] if adds_bos(tok) else []
+        eos = tok.eos_token_id
+        self._eos = [eos] if renderer.template == "plain" and recipe.append_eos and eos else []
+        n = len(self._texts)
+        self._start = np.full(n, -1, dtype=np.int64)
+        self._len = np.zeros(n, dtype=np.int32)
+        self._plen = np.zeros(n, dtype=np.int32)
+        self._cut = np.zeros(n, dtype=bool)
+        self._buf = np.empty(1 << 16, dtype=np.int32)
+        self._used = 0
 
     def __len__(self) -> int:
-        return len(self.prompt_len)
+        return len(self._texts)
+
+    def record(self, i: int) -> dict:
+        ins, inp, out = self._texts[i]
+        return {"instruction": ins, "input": inp, "output": out}
+
+    def rendered(self, i: int) -> tuple[str, str, bool]:
+        return self._render(self.record(i))
+
+    def encode(self, idx: Sequence[int]) -> list[tuple[int, list[int], list[int], bool]]:
+        """(record, prompt ids, response ids, whether the response was cut) for ``idx``; a prompt
+        that leaves no room for a response token, or an empty response, is an error naming the
+        record."""
+        tok = self._render.tokenizer
+        rendered = [self.rendered(i) for i in idx]
+        p_ids = tok([p for p, _, _ in rendered], add_special_tokens=False)["input_ids"]
+        r_ids = tok([x for _, x, _ in rendered], add_special_tokens=False)["input_ids"]
+        out, too_long = [], []
+        for i, pi, ri, (_, _, special) in zip(idx, p_ids, r_ids, rendered):
+            if not special:
+                pi = self._bos + pi
+            ri = ri + self._eos
+            if not ri:
+                raise DataError(
+                    "the response is empty after tokenisation",
+                    path=self._source,
+                    record=self._where[i],
+                    field="output",
+                )
+            if len(pi) + 1 > self.cutoff:
+                too_long.append((i, len(pi), len(ri)))
+                continue
+            cut = len(pi) + len(ri) > self.cutoff
+            out.append((i, pi, ri[: self.cutoff - len(pi)] if cut else ri, cut))
+        if too_long:
+            self._too_long(too_long)
+        return out
+
+    def _too_long(self, too_long: list[tuple[int, int, int]]) -> None:
+        i, lp, lr = too_long[0]
+        need = max(a + b for _, a, b in too_long)
+        raise OptionError(
+            f"cutoff_len={self.cutoff} is shorter than the prompt of {len(too_long)} of "
+            f"{len(self)} training record(s) (the first, {self._where[i]}, has a prompt of "
+            f"{lp} tokens and a response of {lr})",
+            where=f"cutoff_len; data {self._source}, {self._where[i]}",
+            fix=f"--set cutoff_len={need} (or more), or shorten those prompts",
+        )
+
+    def _ensure(self, idx: Sequence[int]) -> None:
+        import numpy as np
+
+        todo = sorted({int(i) for i in idx if self._start[i] < 0})
+        if not todo:
+            return
+        for i, pi, ri, cut in self.encode(todo):
+            ids = pi + ri
+            if self._used + len(ids) > len(self._buf):
+                grown = np.empty(max(2 * len(self._buf), self._used + len(ids)), np.int32)
+                grown[: self._used] = self._buf[: self._used]
+                self._buf = grown
+            self._buf[self._used : self._used + len(ids)] = ids
+            self._start[i], self._len[i], self._plen[i], self._cut[i] = (
+                self._used,
+                len(ids),
+                len(pi),
+                cut,
+            )
+            self._used += len(ids)
 
     def example(self, i: int) -> dict[str, list]:
         if i < 0:
             i += len(self)
         if not 0 <= i < len(self):
             raise IndexError(i)
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        ids = self.ids[a:b].tolist()
-        lp = int(self.prompt_len[i])
+        self._ensure([i])
+        return self._example(i)
+
+    def _example(self, i: int) -> dict[str, list]:
+        a = int(self._start[i])
+        ids = self._buf[a : a + int(self._len[i])].tolist()
+        lp = int(self._plen[i])
         lr = len(ids) - lp
         w = self.w
         if w > 0:
@@ -356,9 +468,15 @@ class TokenizedExamples(Sequence):
             "labels": [-100] * lp + ids[lp:],
         }
 
+    def __getitems__(self, idx: list[int]) -> list[dict[str, list]]:
+        """A micro-batch, tokenised in one call (torch's DataLoader fetches through this)."""
+        idx = [int(i) + len(self) if int(i) < 0 else int(i) for i in idx]
+        self._ensure(idx)
+        return [self._example(i) for i in idx]
+
     def __getitem__(self, i):  # type: ignore[override]
         if isinstance(i, slice):
-            return [self.example(j) for j in range(*i.indices(len(self)))]
+            return self.__getitems__(list(range(*i.indices(len(self)))))
         return self.example(int(i))
 
     def __eq__(self, other: object) -> bool:
@@ -368,41 +486,51 @@ class TokenizedExamples(Sequence):
 
     __hash__ = None  # type: ignore[assignment]
 
+    def stats(self) -> dict[str, Any]:
+        """Counts over the examples tokenised so far (all of them after a full epoch)."""
+        done = self._start >= 0
+        n_tok = int(self._len[done].sum())
+        return {
+            "n_examples_tokenized": int(done.sum()),
+            "n_tokens": n_tok,
+            "n_response_tokens": n_tok - int(self._plen[done].sum()),
+            "n_truncated": int(self._cut[done].sum()),
+            "max_len_seen": int(self._len[done].max()) if done.any() else 0,
+        }
+
 
 @dataclass
 class TokenizedData:
-    """The tokenised training set: a token table (see :class:`TokenizedExamples`) and its
-    statistics; ``cached`` says whether it was read from the cache of an earlier run."""
+    """The tokenised training set (:class:`TokenizedExamples`) and what was checked of it before
+    training: every prompt fits ``cutoff_len`` and ``max_len``, the longest example (exact for
+    the :data:`LONGEST_PROBE` longest records by size, which the batch plan uses)."""
 
     examples: TokenizedExamples
     template: str  # "chat" or "plain"
-    n_tokens: int  # all tokens (one epoch)
-    n_response_tokens: int
-    n_truncated: int  # records whose response was cut at cutoff_len
     max_len: int
-    fingerprint: str
+    fingerprint: str  # of what decides the tokens: records, tokenizer, rendering
+    n_checked: int  # records tokenised before training (over-long candidates and the longest)
+    length_hint: Any = None  # per example: its size bound (numpy), for length-sorted steps
     example_text: dict[str, str] = field(default_factory=dict)
-    cached: bool = False
 
     def summary(self) -> dict[str, Any]:
         return {
             "template": self.template,
             "n_examples": len(self.examples),
-            "n_tokens": self.n_tokens,
-            "n_response_tokens": self.n_response_tokens,
-            "n_truncated": self.n_truncated,
             "max_len": self.max_len,
             "fingerprint": self.fingerprint,
+            "tokenized_as_read": True,
+            **self.examples.stats(),
             "first_example": self.example_text,
         }
 
 
 def table_key(data: TrainingData, recipe, tokenizer, template: str) -> str:
-    """What decides the token table: the records, the tokenizer and the recipe's rendering."""
+    """What decides the tokens: the records, the tokenizer and the recipe's rendering."""
     from negbench.backends.tokenizing import tokenizer_fingerprint
 
     blob = {
-        "version": TABLE_VERSION,
+        "version": TOKENIZATION_VERSION,
         "records": data.fingerprint,
         "tokenizer": tokenizer_fingerprint(tokenizer),
         "template": template,
@@ -415,177 +543,54 @@ def table_key(data: TrainingData, recipe, tokenizer, template: str) -> str:
                 "append_eos",
                 "instruction_chat",
                 "cutoff_len",
+                "prompt_loss_weight",
             )
         },
     }
-    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()
 
 
-def tokenize(
-    data: TrainingData,
-    recipe,
-    tokenizer,
-    template: str | None = None,
-    cache_dir: str | Path | None = None,
-) -> TokenizedData:
-    """Tokenise every record into a token table; a prompt that does not fit in ``cutoff_len`` is
-    an error naming the record (checked for all records before anything is trained).
+def tokenize(data: TrainingData, recipe, tokenizer, template: str | None = None) -> TokenizedData:
+    """The training examples, tokenised as the training reads them; before that, every prompt is
+    checked to fit ``cutoff_len`` (an error naming the record) without tokenising the data: only
+    records whose size bound (:func:`token_bound`) exceeds it are tokenised, with the
+    :data:`LONGEST_PROBE` longest ones, whose longest sequence sizes the batch plan."""
+    import numpy as np
 
-    With ``cache_dir`` the table is written there once (``<key>/``, atomically) and a rerun with
-    the same records, tokenizer and rendering memory-maps it instead of tokenising again."""
     template = template or resolve_template(recipe, tokenizer)
-    folder = None
-    if cache_dir is not None:
-        folder = Path(cache_dir) / table_key(data, recipe, tokenizer, template)
-        got = _read_table(folder, recipe)
-        if got is not None:
-            return got
-    ids, offsets, plen, stats = _build_table(data, recipe, tokenizer, template)
-    meta = {"template": template, **stats, "fingerprint": _fingerprint((ids, offsets, plen))}
-    if folder is not None:
-        _write_table(folder, ids, offsets, plen, meta)
-    return _tokenized(ids, offsets, plen, meta, recipe, cached=False)
-
-
-def _tokenized(ids, offsets, plen, meta: dict, recipe, cached: bool) -> TokenizedData:
+    renderer = Renderer(recipe, tokenizer, template, data.records)
+    examples = TokenizedExamples(data.records, data.where, data.source, renderer)
+    n = len(examples)
+    extra = 1 + len(examples._bos) + len(examples._eos)
+    p_bound = np.zeros(n, dtype=np.int64)
+    size = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        p, r, _ = examples.rendered(i)
+        p_bound[i] = token_bound(p) + extra
+        size[i] = p_bound[i] + token_bound(r)
+    check = set(np.flatnonzero(p_bound > recipe.cutoff_len).tolist())
+    check |= set(np.argsort(-size, kind="stable")[:LONGEST_PROBE].tolist())
+    empty = {i for i, (_, _, out) in enumerate(examples._texts) if not out.strip()}
+    checked = sorted(check | empty)
+    examples._ensure(checked)  # raises for a prompt that does not fit; kept for the training
+    max_len = int(examples._len[checked].max()) if checked else 0
+    ex_text = {}
+    if n:
+        p, r, _ = examples.rendered(0)
+        ex_text = {"prompt": p, "response": r}
     return TokenizedData(
-        TokenizedExamples(ids, offsets, plen, recipe.prompt_loss_weight),
-        meta["template"],
-        meta["n_tokens"],
-        meta["n_response_tokens"],
-        meta["n_truncated"],
-        meta["max_len"],
-        meta["fingerprint"],
-        meta["example_text"],
-        cached,
+        examples,
+        template,
+        max_len,
+        table_key(data, recipe, tokenizer, template),
+        len(checked),
+        size,
+        ex_text,
     )
 
 
-def _fingerprint(arrays) -> str:
-    import numpy as np
-
-    h = hashlib.sha256()
-    for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.hexdigest()
-
-
-def _read_table(folder: Path, recipe) -> TokenizedData | None:
-    """The cached table, when it is complete and intact (else None: built again)."""
-    import numpy as np
-
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        arrays = [np.load(folder / f"{n}.npy", mmap_mode="r") for n in ("ids", "offsets", "plen")]
-    except (OSError, ValueError):
-        return None
-    if _fingerprint(arrays) != meta.get("fingerprint"):  # 4 bytes a token: cheap to check
-        return None
-    ids, offsets, plen = arrays
-    return _tokenized(ids, offsets, plen, meta, recipe, cached=True)
-
-
-def _write_table(folder: Path, ids, offsets, plen, meta: dict) -> None:
-    import shutil
-    import tempfile
-
-    import numpy as np
-
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
-    try:
-        for n, a in (("ids", ids), ("offsets", offsets), ("plen", plen)):
-            np.save(tmp / f"{n}.npy", a)
-        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")  # written last
-        try:
-            tmp.rename(folder)
-        except OSError:  # another run wrote it meanwhile
-            pass
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _build_table(data: TrainingData, recipe, tokenizer, template: str):
-    """Render and tokenise the records chunk by chunk into flat arrays (no list of examples)."""
-    import numpy as np
-
-    bos = [tokenizer.bos_token_id] if adds_bos(tokenizer) else []
-    eos = tokenizer.eos_token_id
-    plain_eos = template == "plain" and recipe.append_eos and eos is not None
-    cutoff = recipe.cutoff_len
-    too_long: list[tuple[int, int, int]] = []
-    id_chunks, len_chunks, plen_chunks = [], [], []
-    n_tok = n_resp = n_trunc = max_len = 0
-    ex_text: dict[str, str] = {}
-    records = data.records
-    for c0 in range(0, len(records), TOKENIZE_CHUNK):
-        rendered = render_all(records[c0 : c0 + TOKENIZE_CHUNK], recipe, tokenizer, template)
-        prompts = [p for p, _, _ in rendered]
-        responses = [x for _, x, _ in rendered]
-        if c0 == 0 and rendered:
-            ex_text = {"prompt": prompts[0], "response": responses[0]}
-        p_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
-        r_ids = tokenizer(responses, add_special_tokens=False)["input_ids"]
-        flat: list[int] = []
-        lens, plens = [], []
-        for j, (pi, ri, (_, _, special)) in enumerate(zip(p_ids, r_ids, rendered)):
-            i = c0 + j
-            if not special:
-                pi = bos + pi
-            if plain_eos:
-                ri = ri + [eos]
-            if not ri:
-                raise DataError(
-                    "the response is empty after tokenisation",
-                    path=data.source,
-                    record=data.where[i],
-                    field="output",
-                )
-            lp = len(pi)
-            if lp + 1 > cutoff:
-                too_long.append((i, lp, len(ri)))
-                continue
-            if lp + len(ri) > cutoff:
-                ri = ri[: cutoff - lp]
-                n_trunc += 1
-            flat += pi
-            flat += ri
-            n = lp + len(ri)
-            lens.append(n)
-            plens.append(lp)
-            n_resp += len(ri)
-            max_len = max(max_len, n)
-        n_tok += len(flat)
-        id_chunks.append(np.asarray(flat, dtype=np.int32))
-        len_chunks.append(np.asarray(lens, dtype=np.int64))
-        plen_chunks.append(np.asarray(plens, dtype=np.int32))
-    if too_long:
-        i, lp, lr = too_long[0]
-        need = max(a + min(b, 1) for _, a, b in too_long)
-        raise OptionError(
-            f"cutoff_len={cutoff} is shorter than the prompt of {len(too_long)} of "
-            f"{len(records)} training record(s) (the first, {data.where[i]}, has a prompt of "
-            f"{lp} tokens and a response of {lr})",
-            where=f"cutoff_len; data {data.source}, {data.where[i]}",
-            fix=f"--set cutoff_len={max(need, max((a + b for _, a, b in too_long), default=need))} "
-            "(or more), or shorten those prompts",
-        )
-    ids = np.concatenate(id_chunks) if id_chunks else np.zeros(0, np.int32)
-    lens_all = np.concatenate(len_chunks) if len_chunks else np.zeros(0, np.int64)
-    offsets = np.zeros(len(lens_all) + 1, dtype=np.int64)
-    np.cumsum(lens_all, out=offsets[1:])
-    plen = np.concatenate(plen_chunks) if plen_chunks else np.zeros(0, np.int32)
-    stats = {
-        "n_tokens": n_tok,
-        "n_response_tokens": n_resp,
-        "n_truncated": n_trunc,
-        "max_len": max_len,
-        "example_text": ex_text,
-    }
-    return ids, offsets, plen, stats
-
-
 __all__ = [
+    "Renderer",
     "TrainingData",
     "TokenizedData",
     "TokenizedExamples",

@@ -400,14 +400,22 @@ class Collator:
 
 
 def make_trainer(
-    model, args, examples, tokenizer, weighted: bool = False, callbacks: Sequence = ()
+    model,
+    args,
+    examples,
+    tokenizer,
+    weighted: bool = False,
+    callbacks: Sequence = (),
+    lengths: Sequence[int] | None = None,
 ):
     """A ``transformers.Trainer`` whose loss is the whole optimiser step's: each micro-batch adds
     ``sum(w · CE) / sum(w over the step)`` (:mod:`negbench.train.memory`), so micro-batches with
     accumulation give the gradients of the recipe's full batch; the loss is computed in chunks
     over the loss tokens only.  ``w``: 1 on the response, the prompt's share with
     ``prompt_loss_weight`` (the official This-is-not-a-Dataset loss; ``weighted`` is kept for
-    callers, the collator carries the weights whenever the examples have them)."""
+    callers, the collator carries the weights whenever the examples have them).  With
+    ``lengths`` (one per example, or a bound of it), each step's examples are read longest
+    first (:mod:`negbench.train.sampler`): less padding, the same gradients."""
     import time as _time
 
     from transformers import Trainer, TrainerCallback
@@ -417,6 +425,15 @@ def make_trainer(
 
     class StepLossTrainer(Trainer):
         _tp_last: tuple[float, int] | None = None
+
+        def _get_train_sampler(self, train_dataset=None):
+            if lengths is None or self.args.world_size > 1:
+                return super()._get_train_sampler(train_dataset)
+            from negbench.train.sampler import StepSortedSampler
+
+            step = self.args.train_batch_size * self.args.gradient_accumulation_steps
+            seed = self.args.data_seed if self.args.data_seed is not None else self.args.seed
+            return StepSortedSampler(lengths, step, seed)
 
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             loss = step_loss(model, dict(inputs), num_items_in_batch)
@@ -651,7 +668,7 @@ def _train(
 
     check_trackers(report_to)  # installed, logged in: before anything loads
     layout = Layout(Path(out).expanduser())
-    from negbench.backends.sources import cache_root, resolve, source_fingerprint
+    from negbench.backends.sources import resolve, source_fingerprint
 
     src = resolve(model)
     from negbench.backends.registry import is_encoder_decoder
@@ -669,17 +686,14 @@ def _train(
     td = load_training_data(r.data, r.data_split, r.max_samples)
     tok = load_tokenizer(src)
     t_tok = time.perf_counter()
-    tdata = tokenize(td, r, tok, cache_dir=cache_root() / "train-tokens")
+    tdata = tokenize(td, r, tok)
     log(
-        f"training data: {len(tdata.examples):,} examples, {tdata.n_tokens:,} tokens "
-        + (
-            "(token table read from the cache)"
-            if tdata.cached
-            else f"(tokenised in {time.perf_counter() - t_tok:.1f} s, cached for a rerun)"
-        )
+        f"training data: {len(tdata.examples):,} examples, longest {tdata.max_len} tokens; "
+        f"every prompt fits cutoff_len={r.cutoff_len} ({tdata.n_checked:,} tokenised to check, "
+        f"{time.perf_counter() - t_tok:.1f} s); the rest is tokenised as the training reads it"
     )
     td_summary = td.summary()
-    td.records, td.where = [], []  # the token table is what trains: free the texts
+    td.records, td.where = [], []  # the examples keep their texts compactly: free the records
     chat_eval = r.eval_chat == "yes" or (r.eval_chat == "auto" and tdata.template == "chat")
     task = eval_task_spec(r, td)
     if eval:
@@ -766,6 +780,7 @@ def _train(
             tok,
             r.prompt_loss_weight > 0,
             [progress_callback(progress), *tracker_callbacks, *callbacks],
+            lengths=tdata.length_hint,
         )
         n_train = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
         n_all = sum(p.numel() for p in peft_model.parameters())
