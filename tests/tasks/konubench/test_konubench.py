@@ -566,11 +566,20 @@ def test_tables_markdown():
     # Table 8 as printed: performance = acc of the raw argmax (2 of 8 right: 25.00, not the
     # acc_norm 50.00), the official labelling (local 3, contradiction 2, paraphrase 1 of 6)
     assert "Table 8 as in the paper" in paper
-    assert "| konubench.cloze.0shot | 25.00 | 50.00 | 33.33 | 16.67 |" in paper
+    # the paper's values unchanged, each with its n (8 items; 6 wrong answers naming an option)
+    # and no interval under 30 items
+    assert (
+        "| konubench.cloze.0shot | 25.00 (8, no CI) | 50.00 (6, no CI) | 33.33 (6, no CI) "
+        "| 16.67 (6, no CI) |" in paper
+    )
     # ours: corrected labels (2 / 2 / 2)
     assert format_error_table([(rows[0][0], rows[0][1]["error_analysis"])]) in ours
-    assert "| konubench.cloze.0shot | 0.750 | 0 | 33.33 | 33.33 | 33.33 |" in ours
-    assert "adnominal confusion (%)" in ours and "| 50.00 | 50.00 | 0.00 |" in ours
+    assert (
+        "| konubench.cloze.0shot | 0.750 (8, no CI) | 0 | 33.33 (6, no CI) | 33.33 (6, no CI) "
+        "| 33.33 (6, no CI) |" in ours
+    )
+    assert "adnominal confusion (%)" in ours
+    assert "| 50.00 (2, no CI) | 50.00 (2, no CI) | 0.00 (1, no CI) | – | – | – |" in ours
     assert kb.run_tables("cloze", [("x", {"acc": 1.0})]) == ""
 
 

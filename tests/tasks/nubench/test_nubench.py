@@ -758,18 +758,25 @@ def test_error_table():
         "| nubench.completion.0shot",
         "| nubench.completion.1shot.seed1234",
     ]
+    # the paper's values, each with its n (2 items; 1 wrong answer; 1 item of a clause type)
+    # and no interval under 30 items
     assert rows_p[0].startswith(
-        "| nubench.completion.0shot | 0.500 | 0 | 100.00 | 0.00 | 0.00 | 100.00 | 0.00 | – | – |"
+        "| nubench.completion.0shot | 0.500 (2, no CI) | 0 | 100.00 (1, no CI) | 0.00 (1, no CI) "
+        "| 0.00 (1, no CI) | 100.00 (1, no CI) | 0.00 (1, no CI) | – | – |"
     )
     assert rows_p[1].startswith(
-        "| nubench.completion.1shot.seed1234 | 0.500 | 0 | 0.00 | 100.00 | 0.00 |"
+        "| nubench.completion.1shot.seed1234 | 0.500 (2, no CI) | 0 | 0.00 (1, no CI) "
+        "| 100.00 (1, no CI) | 0.00 (1, no CI) |"
     )
     rows_o = [l for l in ours.splitlines() if l.startswith("| nubench")]
     assert any(l.startswith("| nubench.completion.1shot.seed42 |") for l in rows_o)
     mean = next(l for l in rows_o if "mean of 2 seeds" in l)
+    # a seed mean has no counts: the values alone, and the note says so
     assert mean.startswith(
         "| nubench.completion.1shot (mean of 2 seeds) | 0.500 | 0.0 | 50.00 | 50.00 | 0.00 | 50.00 | 0.00 |"
     )
+    assert "mean over seeds have no n and no interval" in ours
+    assert "mean over seeds" not in paper
     # only seed 1234 and zero-shot: no "ours" table; a few-shot setting without 1234 is named
     assert "Ours" not in nb.error_tables("completion", rows[::2])
     only42 = nb.error_tables("completion", rows[:2])
