@@ -18,9 +18,29 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
 from negbench.scoring.runs import Run, breakdowns, benchmark_of, nanmean, primary_metric
-from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell, slug
+from negbench.scoring.tables import (
+    Cell,
+    Column,
+    Row,
+    Table,
+    metric_cell,
+    set_share_interval,
+    slug,
+)
 
 Builder = Callable[["Context", list[str]], list[Table]]
+
+#: What a cell averaged over seeds shows, for the captions (the table's legend says it again
+#: under a table that has such a cell).
+SD_OVER_SEEDS = (
+    "mean ± SD over seeds where seeds exist (± is the SD over seeds, not a 95 % margin; one "
+    "seed has none)"
+)
+#: What a rate cell's brackets are, for the captions.
+RATE_CI = (
+    "each rate with its 95 % interval and n, [a–b] (n), or (n, no CI) where too few items "
+    "allow none"
+)
 
 
 @dataclass
@@ -307,9 +327,13 @@ def error_table(
                     cells.append(c)
                 for t in WRONG:
                     if ref_metric:
-                        cells.append(
-                            metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2)
-                        )
+                        c = metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2)
+                        if len(units) == 1:  # the labelling is the task's: n and CI from counts
+                            ea = units[0].metrics[ea_path]
+                            readable = ea.get("n_wrong", 0) - ea.get("n_format_wrong", 0)
+                            picked = ea["incorrect_choice"][t].get("n")
+                            set_share_interval(c, picked, readable)
+                        cells.append(c)
                         continue
                     cells.append(
                         metric_cell(
@@ -445,6 +469,7 @@ def generic_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                 ["model", "mode", "shots"],
                 [Column((m,), m) for m in metrics],
                 rows,
+                caption=f"Every numeric metric of the task's units; {SD_OVER_SEEDS}.",
                 paper="",
             )
         )
