@@ -77,6 +77,8 @@ def build_tables(ctx: Context) -> list[Table]:
         fn = REGISTRY.get("paper_tables", bench, generic_tables)
         out.extend(fn(ctx, ts))
     out.extend(breakdown_tables(ctx))
+    for r in ctx.runs:  # the filter views the rate cells read (Run.filter_views)
+        r._views.clear()
     ids: dict[str, int] = {}
     for table in out:  # unique, URL-safe ids
         base = slug(table.id)

@@ -175,11 +175,12 @@ class Run:
 
     def filter_views(self, unit: str) -> list[dict]:
         """:func:`sample_view` of each of a unit's samples without its texts (prompt, output,
-        choices): what the sample filters of table cells read, cached, since a report filters
-        each unit's samples for many cells."""
+        choices, prediction and gold): what the sample filters of table cells read, cached while
+        a report builds its tables (it filters each unit's samples for many cells; the tables
+        drop the cache when built)."""
         if unit not in self._views:
             u = self.units[unit]
-            bulky = ("prompt", "output", "choices")
+            bulky = ("prompt", "output", "choices", "pred", "gold")
             self._views[unit] = [
                 {k: v for k, v in sample_view(self, u, r, i).items() if k not in bulky}
                 for i, r in enumerate(self.samples(unit))
