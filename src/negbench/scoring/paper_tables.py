@@ -396,8 +396,8 @@ def breakdown_tables(ctx: Context) -> list[Table]:
                 [b.field],
                 [Column(("n",)), Column((b.metric,), b.metric), Column(("95 % CI",))],
                 paper="",
-                caption="n: the cell's items; 95 % CI: Wilson over them (– where the metric "
-                "is not a 0/1 score).",
+                caption="n: the cell's items; 95 % CI: Wilson over them, from 30 items (– where "
+                "the metric is not a 0/1 score or the cell has fewer items).",
             )
             for c in b.cells:
                 t.rows.append(

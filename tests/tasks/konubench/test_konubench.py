@@ -514,12 +514,13 @@ def test_cloze_error_analysis_by_hand():
     } == {"local": 3, "contradiction": 2, "paraphrase": 1}
     # headline = acc_norm for cloze; accuracy by clause type and by option count
     assert kb.make_tasks()[0].headline("cloze") == "acc_norm" and "paper_score" not in m
-    # each cell with its n and Wilson interval (issue 33: breakdowns say how far to trust them)
-    assert m["by_local_type"]["adverbial"] == {
-        "n": 2,
-        "acc_norm": 0.0,
-        "acc_norm_ci95": list(wilson(0, 2)),
-    }
+    # each cell with its n and Wilson interval (issue 33: breakdowns say how far to trust them),
+    # withheld under 30 items: 2 items have none
+    assert m["by_local_type"]["adverbial"] == {"n": 2, "acc_norm": 0.0, "acc_norm_ci95": None}
+    many = kb.konubench_metrics("cloze", hand_cloze() * 4)["by_local_type"]["adnominal"]
+    assert many["n"] == 2 * 4 and many["acc_norm_ci95"] is None
+    big = kb.konubench_metrics("cloze", [crec(FOUR, 0, 1)] * 12 + [crec(FOUR, 0, 0)] * 18)
+    assert big["by_local_type"]["adnominal"]["acc_norm_ci95"] == list(wilson(18, 30))
     assert m["by_n_options"]["3"]["n"] == 3 and m["by_n_options"]["3"]["acc_norm"] == pytest.approx(
         1 / 3
     )

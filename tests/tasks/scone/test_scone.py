@@ -401,18 +401,21 @@ def test_nli_metrics(field):
     preds = [r.get("answer") or sc.LABELS[r["pred"]] for r in recs]
     assert m["pred_entailment_rate"] == pytest.approx(preds.count("entailment") / 30)
     table = sc.nli_table("m", [("u0", m)])
-    # each condition's cell: percent, its Wilson interval over the condition's items, n
-    lo, hi = wilson(1, 5)
-    assert f"| 20.0 [{100 * lo:.1f}–{100 * hi:.1f}] (5) |" in table
+    # each condition's cell: percent and n; 5 items are too few for an interval (30 needed)
+    assert "| 20.0 (5, no CI) |" in table
     assert table.splitlines()[2] == (
         "| unit | No negation | One not scoped | Two not scoped | "
         "Two scoped | One scoped | One scoped, one not | Overall |"
     )
+    cells = [f"{20.0 * k:.1f} (5, no CI)" for k in range(6)]
+    assert "| u0 | " + " | ".join(cells) + " | 50.0 |" in table  # overall: no n in m
+    # 30 items a condition: its Wilson interval over them
+    m30 = sc.nli_metrics("m", recs * 6)
     cells = []
     for k in range(6):
-        lo, hi = wilson(k, 5)
-        cells.append(f"{20.0 * k:.1f} [{100 * lo:.1f}–{100 * hi:.1f}] (5)")
-    assert "| u0 | " + " | ".join(cells) + " | 50.0 |" in table  # overall: no n in m
+        lo, hi = wilson(6 * k, 30)
+        cells.append(f"{20.0 * k:.1f} [{100 * lo:.1f}–{100 * hi:.1f}] (30)")
+    assert "| u0 | " + " | ".join(cells) + " |" in sc.nli_table("m", [("u0", m30)])
 
 
 def test_report_by_split_table_cells_carry_n_and_interval():
