@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -288,6 +289,105 @@ def test_page_fits_a_laptop_screen(html_report, compare_page, tmp_path, width):
     # no table is wider than its box: long text wraps, headers hyphenate, nothing is clipped
     # behind a sideways scroll (issue 33: the page at a laptop's width)
     assert overflowing == [0, 0], over
+
+
+def _rate_runs() -> list:
+    """In-memory runs of two models whose error tables have an interval in every rate cell:
+    NUBench completion (0-shot; 1-shot under seeds 1234 and 42) and KoNUBench cloze, 40 items per
+    clause type, so every column carries "[a–b] (n)" (the widest cells a report prints)."""
+    from negbench.scoring.runs import Run, UnitResult
+    from negbench.tasks.konubench.tasks import konubench_metrics
+    from negbench.tasks.nubench.tasks import nubench_metrics
+
+    four = ["standard", "local", "contradiction", "paraphrase"]
+
+    def recs(key: str, kinds: Sequence[str], shift: int) -> list[dict]:
+        out = []
+        for j, kind in enumerate(kinds):
+            for i in range(40):
+                pred = (1, 2, 3)[(i + j) % 3] if (i + shift) % 5 < 2 else 0
+                out.append(
+                    {
+                        "doc_id": f"{kind}-{i}",
+                        "gold_index": 0,
+                        "choices": list("ABCD"),
+                        "pred": pred,
+                        "pred_norm": pred,
+                        "acc": float(pred == 0),
+                        "acc_norm": float(pred == 0),
+                        "meta": {"option_types": four, key: kind, "n_options": 4},
+                    }
+                )
+        return out
+
+    nu = ("relative_part", "pp_part", "compound_part", "adverb_part")
+    ko = ("adnominal", "adverbial", "noun", "quotation", "subordinate", "coordinated")
+    runs = []
+    for index, label in enumerate(("model-a", "model-b")):
+        units, samples = {}, {}
+        for name, task, mode, k, seed, rs in (
+            (
+                "nubench.completion.0shot",
+                "nubench",
+                "completion",
+                0,
+                None,
+                recs("choice2_type", nu, index),
+            ),
+            (
+                "nubench.completion.1shot.seed1234",
+                "nubench",
+                "completion",
+                1,
+                1234,
+                recs("choice2_type", nu, 1),
+            ),
+            (
+                "nubench.completion.1shot.seed42",
+                "nubench",
+                "completion",
+                1,
+                42,
+                recs("choice2_type", nu, 2),
+            ),
+            ("konubench.cloze.0shot", "konubench", "cloze", 0, None, recs("local_type", ko, index)),
+        ):
+            fn = nubench_metrics if task == "nubench" else konubench_metrics
+            m = {**fn(mode, rs), "acc": sum(r["acc"] for r in rs) / len(rs), "n": len(rs)}
+            m["acc_norm"] = m["acc"]
+            units[name] = UnitResult(name, task, mode, k, seed, name, m)
+            samples[name] = rs
+        run = Run(
+            Path(f"/nonexistent/{label}"),
+            {"schema": 1, "model": {"spec": label}, "units": {}},
+            label,
+            units,
+            index,
+        )
+        run._samples = samples
+        runs.append(run)
+    return runs
+
+
+@needs_chromium
+def test_rate_cells_with_intervals_fit_a_laptop_screen(tmp_path):
+    """Error tables whose every rate cell shows "[a–b] (n)" (NUBench Table 6 with four clause
+    types, KoNUBench App. I with six; two models; a seed mean with ± SD) fit 1366 px: the
+    interval goes under the value, small, and may wrap before its n."""
+    from negbench.report.build import Report
+    from negbench.scoring.paper_tables import Context, build_tables
+
+    runs = _rate_runs()
+    tables = build_tables(Context(runs))
+    app_i = next(t for t in tables if t.id == "konubench-cloze-errors")
+    assert all(c.ci is not None for _, _, _, col, c in app_i.cells() if col.key.startswith("conf"))
+    out = tmp_path / "rates"
+    write(Report(runs, tables), out, formats=("html",))
+    page = out / "report.html"
+    assert 'class="nb-ci"' in page.read_text(encoding="utf-8")
+    lay = layout(tmp_path, page, 1366)
+    assert lay["doc"] <= 1366 and lay["wide"] == [], lay
+    assert lay["overflowing"] == 0, lay["over"]
 
 
 # -- plots -----------------------------------------------------------------------------------------

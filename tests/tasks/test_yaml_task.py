@@ -287,9 +287,11 @@ def test_bad_run_config(tmp_path, capsys):
 def test_group_by_breakdown_is_shown_with_n_and_interval(task_file, tiny_llama, tmp_path, capsys):
     """``acc_by_negated`` — for a negation study the number that matters — is printed by ``run``
     and ``show`` and is a table of the report (Markdown and HTML), each cell with its n and
-    its Wilson interval, recomputed here from the samples."""
+    its Wilson interval (from 30 items), recomputed here from the samples."""
     from negbench.scoring.intervals import wilson
 
+    # 70 statements (35 a cell), so that each cell has the interval its coverage allows
+    write_jsonl(task_file.parent / "statements.jsonl", STATEMENTS * 7, "s")
     out = tmp_path / "run"
     args = ["run", "--model", tiny_llama, "--tasks", str(task_file), "--modes", "cloze"]
     assert main(args + ["--output", str(out), "--no-cache"]) == 0

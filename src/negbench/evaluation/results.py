@@ -205,7 +205,7 @@ def breakdowns_text(results: dict) -> str:
         return ""
     out = [
         "Breakdowns (per cell: n items, the metric, its 95 % Wilson interval over the cell's "
-        "items; – where the metric is not a 0/1 score)"
+        "items, from 30 items; – where the metric is not a 0/1 score or the cell has fewer)"
     ]
     for b in bs:
         rows = [(b.field, "n", b.metric, "95% CI")] + [

@@ -3,7 +3,8 @@
 * ``units.csv``   — run, label, model, task, benchmark, mode, shots, seed, unit, metric, value
   (every flat numeric metric of every unit; nested analyses are in results.json);
 * ``groups.csv``  — run, label, model, task, benchmark, mode, shots, n_seeds, metric, mean, sd;
-* ``tables.csv``  — table, title, row, column, value, sd, n, text (every cell of every table);
+* ``tables.csv``  — table, title, row, column, value, sd, n, text, items, ci_low, ci_high (every
+  cell of every table; items and the 95 % interval of a rate cell);
 * ``samples.csv`` — run, label, unit, task, mode, shots, seed, doc_id, metric, score, correct,
   error_type, pred, gold, p_true;
 * ``comparisons.csv`` / ``flips.csv`` — the groups and the flipped items of each comparison.
@@ -67,7 +68,19 @@ GROUPS_HEADER = (
     "mean",
     "sd",
 )
-TABLES_HEADER = ("table", "title", "row", "column", "value", "sd", "n", "text")
+TABLES_HEADER = (
+    "table",
+    "title",
+    "row",
+    "column",
+    "value",
+    "sd",
+    "n",
+    "text",
+    "items",
+    "ci_low",
+    "ci_high",
+)
 SAMPLES_HEADER = (
     "run",
     "label",
@@ -195,6 +208,9 @@ def table_rows(tables):
                 c.sd,
                 c.n,
                 c.text(),
+                c.items,
+                c.ci[0] if c.ci else None,
+                c.ci[1] if c.ci else None,
             )
 
 

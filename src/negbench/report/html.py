@@ -38,7 +38,7 @@ table.nb-table,table.nb-plain{border-collapse:separate;border-spacing:0;margin:0
 .nb-table.nb-cmp th,.nb-table.nb-cmp td{padding:3px 3px}.nb-table.nb-cmp thead th{min-width:3em}
 .nb-table td.nb-long,.nb-table tbody th.nb-long{white-space:normal;overflow-wrap:break-word;min-width:7em;max-width:26em;text-align:left}
 .nb-table td.nb-para{min-width:11em}
-.nb-table th,.nb-table td{padding:3px 5px}.nb-table td.nb-sd{white-space:normal}.nb-table td.nb-sd span{white-space:nowrap}.nb-table thead th.nb-brk{hyphens:auto;overflow-wrap:anywhere}
+.nb-table th,.nb-table td{padding:3px 5px}.nb-table td.nb-sd{white-space:normal}.nb-table td.nb-sd span{white-space:nowrap}.nb-table td span.nb-ci{display:block;white-space:normal;font-size:.8em;color:var(--mut)}.nb-table td span.nb-ci span{white-space:nowrap}.nb-table thead th.nb-brk{hyphens:auto;overflow-wrap:anywhere}
 .nb-table thead th,.nb-plain thead th{background:#eef1f7;text-align:center;font-weight:600;white-space:normal;min-width:3.5em}
 .nb-table tbody th{text-align:left;font-weight:500;background:#fafbfd}
 .nb-table a.nb-ref{color:inherit;text-decoration:none;border-bottom:1px dotted #8aa0d0}
@@ -389,7 +389,7 @@ def render(
                 else ""
             )
             + scroll_box(t.to_html())
-            + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.notes)
+            + "".join(f'<p class="cap">{_esc(n)}</p>' for n in t.all_notes())
             + "</section>"
         )
     if not tables and sections:

@@ -76,6 +76,10 @@ CELL = {
         "n": _int,
         "values": {"type": "array", "items": _num},
         "text": _str,
+        # a rate's items, 95 % interval (null: withheld or not a rate) and why it is withheld
+        "items": {"type": ["integer", "null"]},
+        "ci95": {"anyOf": [{"type": "null"}, {"type": "array", "items": _num}]},
+        "ci_withheld": {"type": ["string", "null"]},
         "ref": {"anyOf": [{"type": "null"}, REF]},
     },
 }

@@ -283,12 +283,7 @@ def proportion_interval(
     if G == 0:
         return Interval(None, "none", 0, 0.0, "no item to count")
     if all(c == 1 for _, c in pairs):
-        if G < MIN_ITEMS:
-            return Interval(
-                None, "wilson", G, n, _needed("the proportion", G, MIN_ITEMS, unit), MIN_ITEMS
-            )
-        k = sum(s for s, _ in pairs)
-        return Interval(wilson(k, n), "wilson", G, n)
+        return share_interval(sum(s for s, _ in pairs), G, unit)
     need = min_clusters([c for _, c in pairs])
     if G < need:
         return Interval(
@@ -296,6 +291,38 @@ def proportion_interval(
         )
     ci = clustered_wilson([s for s, _ in pairs], [c for _, c in pairs])
     return Interval(ci, "clustered-wilson-t", G, n)
+
+
+def share_interval(k: float, n: int, unit: str = "items") -> Interval:
+    """The 95 % interval of ``k`` of ``n`` independent items (each its own unit): Wilson from
+    :data:`MIN_ITEMS` items on, else withheld with the reason — :func:`proportion_interval`'s
+    rule, for a rate known only by its counts (an error table's error rate, a share of the
+    wrong answers, a clause type's confusion rate)."""
+    if n <= 0:
+        return Interval(None, "none", 0, 0.0, "no item to count")
+    if n < MIN_ITEMS:
+        return Interval(
+            None, "wilson", n, float(n), _needed("the proportion", n, MIN_ITEMS, unit), MIN_ITEMS
+        )
+    return Interval(wilson(k, n), "wilson", n, float(n))
+
+
+def rate_text(
+    value: float, digits: int, iv: Interval | None, n: int | None, scale: float = 1.0
+) -> str:
+    """How a rate is printed with its interval and n, in every error and paper table:
+    ``12.50 [4.14–31.23] (40)`` — the value, its 95 % interval (``scale`` × the interval of the
+    proportion) and the n behind it; ``12.50 (24, no CI)`` when the interval is withheld (too few
+    items or units: :func:`share_interval`, :func:`proportion_interval`); ``–`` for no value."""
+    if value != value:
+        return "–" + (f" ({n})" if n is not None else "")
+    s = f"{value:.{digits}f}"
+    if n is None:
+        return s
+    if iv is None or iv.ci is None:
+        return f"{s} ({n}, no CI)"
+    lo, hi = (scale * x for x in iv.ci)
+    return f"{s} [{lo:.{digits}f}–{hi:.{digits}f}] ({n})"
 
 
 def difference_interval(

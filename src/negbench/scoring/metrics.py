@@ -55,9 +55,10 @@ def summarize(records: Iterable[dict], metric_names: Iterable[str]) -> dict:
 
 def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
     """A metric per value of ``meta[key]`` (e.g. accuracy per negation type), each with its n
-    and, for a 0/1 metric, the Wilson 95 % interval of the cell (``{metric}_ci95``) — so every
-    breakdown a run prints says how far its cells can be trusted."""
-    from negbench.scoring.intervals import wilson
+    and, for a 0/1 metric, the Wilson 95 % interval of the cell (``{metric}_ci95``; None under
+    30 items, :func:`negbench.scoring.intervals.share_interval`) — so every breakdown a run
+    prints says how far its cells can be trusted."""
+    from negbench.scoring.intervals import share_interval
 
     groups: dict[str, list[float]] = {}
     for r in records:
@@ -67,7 +68,7 @@ def by_group(records: list[dict], key: str, metric: str) -> dict[str, dict]:
     for g, v in sorted(groups.items()):
         cell: dict[str, Any] = {"n": len(v), metric: mean(v)}
         if v and all(x in (0.0, 1.0) for x in v):
-            ci = wilson(sum(v), len(v))
+            ci = share_interval(sum(v), len(v)).ci
             cell[f"{metric}_ci95"] = list(ci) if ci else None
         out[g] = cell
     return out
@@ -100,13 +101,13 @@ def unit_metrics(task: Task, mode: str, records: Iterable[dict]) -> dict:
 
 
 def share_cell(p: Any, n: Any) -> str:
-    """A breakdown cell of a 0/1 score as the task tables print it: ``62.5 [41.0–80.2] (24)`` —
-    percent, its Wilson 95 % interval over the cell's n items, n; ``–`` when undefined."""
-    from negbench.scoring.intervals import wilson
+    """A breakdown cell of a 0/1 score as the task tables print it: ``62.5 [41.0–80.2] (40)`` —
+    percent, its Wilson 95 % interval over the cell's n items, n; ``62.5 (24, no CI)`` under 30
+    items (:func:`negbench.scoring.intervals.rate_text`); ``–`` when undefined."""
+    from negbench.scoring.intervals import rate_text, share_interval
 
     if not isinstance(p, (int, float)) or isinstance(p, bool) or math.isnan(p):
         return "–" + (f" ({n})" if isinstance(n, int) else "")
     if not isinstance(n, int) or n <= 0:
         return f"{100 * p:.1f}"
-    ci = wilson(p * n, n)
-    return f"{100 * p:.1f} [{100 * ci[0]:.1f}–{100 * ci[1]:.1f}] ({n})" if ci else f"{100 * p:.1f}"
+    return rate_text(100 * p, 1, share_interval(round(p * n), n), n, 100.0)

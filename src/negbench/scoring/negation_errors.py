@@ -10,7 +10,7 @@ None when the output had the wrong format).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 WRONG_TYPES = ("local", "contradiction", "paraphrase")
 TYPE_LABELS = {
@@ -103,23 +103,67 @@ def error_analysis(
     return out
 
 
+#: What the n and the interval of an error-table cell are (printed under every error table).
+ERROR_TABLE_NOTE = (
+    "Each rate: value [95 % Wilson interval] (n, its denominator: the items for the error rate "
+    "and a clause type's confusion, the wrong answers that name an option for the shares); "
+    "'no CI' under {min_items} items, where no interval reached 93 % coverage "
+    "(docs/statistics.md)."
+)
+#: Added to the note when a row is a mean over seeds (NUBench's seed means).
+SEED_MEAN_NOTE = " Rows that are a mean over seeds have no n and no interval."
+
+
+def error_cells(a: dict, subtypes: list[str] | None = None) -> dict[str, str]:
+    """The cells of one row of an error table as text, keyed ``error_rate``, ``format_wrong``,
+    the wrong types and the subtypes: the paper's value (unchanged), its 95 % Wilson interval
+    and n (:func:`negbench.scoring.intervals.rate_text`).  A seed mean (no counts) gets the
+    value alone."""
+    from negbench.scoring.intervals import rate_text, share_interval
+
+    counted = isinstance(a.get("n"), int)
+
+    def rate(v: float, k: Any, n: Any, digits: int, scale: float) -> str:
+        if not counted or not isinstance(n, int):
+            return "–" if v != v else f"{v:.{digits}f}"
+        return rate_text(v, digits, share_interval(k, n), n, scale)
+
+    out = {
+        "error_rate": rate(a["error_rate"], a.get("n_wrong"), a.get("n"), 3, 1.0),
+        "format_wrong": str(a["n_format_wrong"]),
+    }
+    readable = a["n_wrong"] - a["n_format_wrong"] if counted else None
+    for t in WRONG_TYPES:
+        c = a["incorrect_choice"][t]
+        out[t] = rate(c["pct"], c.get("n"), readable, 2, 100.0)
+    conf = a.get("local_confusion", {})
+    for s in subtypes or []:
+        if s not in conf:
+            out[f"confusion.{s}"] = "–"
+            continue
+        c = conf[s]
+        out[f"confusion.{s}"] = rate(c["pct"], c.get("n_picked_local"), c.get("n_items"), 2, 100.0)
+    return out
+
+
 def format_error_table(rows: list[tuple[str, dict]], subtypes: list[str] | None = None) -> str:
-    """A Markdown table shaped like NUBench Table 6 (with subtypes) or KoNUBench Table 8."""
+    """A Markdown table shaped like NUBench Table 6 (with subtypes) or KoNUBench Table 8: the
+    paper's columns in the paper's order, each rate with its 95 % Wilson interval and n
+    (:func:`error_cells`), and a note saying what they are."""
+    from negbench.scoring.intervals import MIN_ITEMS
+
     head = ["setting", "error rate", "format wrong"] + [
         f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES
     ]
     if subtypes:
         head += [f"{s} confusion (%)" for s in subtypes]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    keys = ["error_rate", "format_wrong", *WRONG_TYPES] + [f"confusion.{s}" for s in subtypes or []]
     for name, a in rows:
-        cells = [name, f"{a['error_rate']:.3f}", str(a["n_format_wrong"])]
-        cells += [_pct(a["incorrect_choice"][t]["pct"]) for t in WRONG_TYPES]
-        if subtypes:
-            conf = a.get("local_confusion", {})
-            cells += [_pct(conf[s]["pct"]) if s in conf else "–" for s in subtypes]
-        lines.append("| " + " | ".join(cells) + " |")
+        cells = error_cells(a, subtypes)
+        lines.append("| " + " | ".join([name] + [cells[k] for k in keys]) + " |")
+    note = ERROR_TABLE_NOTE.format(min_items=MIN_ITEMS)
+    if any(not isinstance(a.get("n"), int) for _, a in rows):
+        note += SEED_MEAN_NOTE
+    lines += ["", note]
     return "\n".join(lines)
-
-
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{x:.2f}"

@@ -18,9 +18,29 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence, cast
 
 from negbench.scoring.runs import Run, breakdowns, benchmark_of, nanmean, primary_metric
-from negbench.scoring.tables import Cell, Column, Row, Table, metric_cell, slug
+from negbench.scoring.tables import (
+    Cell,
+    Column,
+    Row,
+    Table,
+    metric_cell,
+    set_share_interval,
+    slug,
+)
 
 Builder = Callable[["Context", list[str]], list[Table]]
+
+#: What a cell averaged over seeds shows, for the captions (the table's legend says it again
+#: under a table that has such a cell).
+SD_OVER_SEEDS = (
+    "mean ± SD over seeds where seeds exist (± is the SD over seeds, not a 95 % margin; one "
+    "seed has none)"
+)
+#: What a rate cell's brackets are, for the captions.
+RATE_CI = (
+    "each rate with its 95 % interval and n, [a–b] (n), or (n, no CI) where too few items "
+    "allow none"
+)
 
 
 @dataclass
@@ -57,6 +77,8 @@ def build_tables(ctx: Context) -> list[Table]:
         fn = REGISTRY.get("paper_tables", bench, generic_tables)
         out.extend(fn(ctx, ts))
     out.extend(breakdown_tables(ctx))
+    for r in ctx.runs:  # the filter views the rate cells read (Run.filter_views)
+        r._views.clear()
     ids: dict[str, int] = {}
     for table in out:  # unique, URL-safe ids
         base = slug(table.id)
@@ -307,9 +329,13 @@ def error_table(
                     cells.append(c)
                 for t in WRONG:
                     if ref_metric:
-                        cells.append(
-                            metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2)
-                        )
+                        c = metric_cell(r, units, f"{ea_path}.incorrect_choice.{t}.pct", digits=2)
+                        if len(units) == 1:  # the labelling is the task's: n and CI from counts
+                            ea = units[0].metrics[ea_path]
+                            readable = ea.get("n_wrong", 0) - ea.get("n_format_wrong", 0)
+                            picked = ea["incorrect_choice"][t].get("n")
+                            set_share_interval(c, picked, readable)
+                        cells.append(c)
                         continue
                     cells.append(
                         metric_cell(
@@ -370,8 +396,8 @@ def breakdown_tables(ctx: Context) -> list[Table]:
                 [b.field],
                 [Column(("n",)), Column((b.metric,), b.metric), Column(("95 % CI",))],
                 paper="",
-                caption="n: the cell's items; 95 % CI: Wilson over them (– where the metric "
-                "is not a 0/1 score).",
+                caption="n: the cell's items; 95 % CI: Wilson over them, from 30 items (– where "
+                "the metric is not a 0/1 score or the cell has fewer items).",
             )
             for c in b.cells:
                 t.rows.append(
@@ -445,6 +471,7 @@ def generic_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                 ["model", "mode", "shots"],
                 [Column((m,), m) for m in metrics],
                 rows,
+                caption=f"Every numeric metric of the task's units; {SD_OVER_SEEDS}.",
                 paper="",
             )
         )

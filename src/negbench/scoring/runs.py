@@ -97,6 +97,7 @@ class Run:
     units: dict[str, UnitResult]
     index: int = 0
     _samples: dict[str, list[dict]] = field(default_factory=dict, repr=False)
+    _views: dict[str, list[dict]] = field(default_factory=dict, repr=False)
 
     # -- identity --------------------------------------------------------------------------------
     @property
@@ -171,6 +172,20 @@ class Run:
                 raise DataError(f"run has no unit '{unit}'", path=str(self.path / "results.json"))
             self._samples[unit] = read_samples(self.samples_path(unit))
         return self._samples[unit]
+
+    def filter_views(self, unit: str) -> list[dict]:
+        """:func:`sample_view` of each of a unit's samples without its texts (prompt, output,
+        choices, prediction and gold): what the sample filters of table cells read, cached while
+        a report builds its tables (it filters each unit's samples for many cells; the tables
+        drop the cache when built)."""
+        if unit not in self._views:
+            u = self.units[unit]
+            bulky = ("prompt", "output", "choices", "pred", "gold")
+            self._views[unit] = [
+                {k: v for k, v in sample_view(self, u, r, i).items() if k not in bulky}
+                for i, r in enumerate(self.samples(unit))
+            ]
+        return self._views[unit]
 
     def summary(self) -> dict:
         """The run's identity for report.json / compare.json (schema: docs/reports.md)."""

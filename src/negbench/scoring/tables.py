@@ -70,6 +70,13 @@ class Cell:
     digits: int = 3
     ref: Ref | None = None
     values: list[float] = dc_field(default_factory=list)
+    #: the items behind a rate (its denominator; over several seeds the distinct items), None
+    #: when the cell is not a share of items
+    items: int | None = None
+    #: the 95 % interval of a rate, in the cell's unit (None: withheld, or not a rate)
+    ci: tuple[float, float] | None = None
+    #: why a rate's interval is withheld (:class:`negbench.scoring.intervals.Interval` reason)
+    ci_withheld: str = ""
 
     def is_number(self) -> bool:
         return isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
@@ -85,6 +92,21 @@ class Cell:
             s += f"{pm}{self.sd:.{self.digits}f}"
         return s
 
+    def detail(self) -> str:
+        """The interval and n of a rate, as every table prints them: ``[58.1–66.7] (240)``, or
+        ``(24, no CI)`` when the interval is withheld; ``""`` for a cell that is not a rate."""
+        if self.items is None or not self.is_number():
+            return ""
+        if self.ci is None:
+            return f"({self.items:,}, no CI)"
+        lo, hi = self.ci
+        return f"[{lo:.{self.digits}f}–{hi:.{self.digits}f}] ({self.items:,})"
+
+    def full_text(self) -> str:
+        """:meth:`text` followed by :meth:`detail` (Markdown, LaTeX)."""
+        d = self.detail() if self.text() != "–" else ""
+        return f"{self.text()} {d}" if d else self.text()
+
     def to_dict(self) -> dict:
         return {
             "value": _num(self.value),
@@ -92,6 +114,9 @@ class Cell:
             "n": self.n,
             "values": [_num(x) for x in self.values],
             "text": self.text(),
+            "items": self.items,
+            "ci95": [_num(self.ci[0]), _num(self.ci[1])] if self.ci else None,
+            "ci_withheld": self.ci_withheld or None,
             "ref": self.ref.to_dict() if self.ref else None,
         }
 
@@ -145,11 +170,50 @@ class Table:
             + "|",
         ]
         for r in self.rows:
-            cells = [_md(x) for x in r.labels] + [c.text() if c else "" for c in r.cells]
+            cells = [_md(x) for x in r.labels] + [c.full_text() if c else "" for c in r.cells]
             lines.append("| " + " | ".join(cells) + " |")
-        for n in self.notes:
+        for n in self.all_notes():
             lines += ["", f"*{n}*"]
         return "\n".join(lines)
+
+    def legend(self) -> list[str]:
+        """What the cells' ± and [a–b] (n) are, for the tables that have them (every rendering
+        adds it to the notes): ± is the SD over seeds or splits, not a 95 % margin."""
+        cells = [c for _, _, _, _, c in self.cells() if c.is_number()]
+        out = []
+        sd = [c for c in cells if c.n > 1 and c.sd is not None and not math.isnan(c.sd)]
+        if sd:
+            over = (
+                "splits"
+                if all(c.ref is not None and c.ref.replicate == "task" for c in sd)
+                else "seeds"
+            )
+            out.append(
+                f"± is the standard deviation over the {over} a cell averages (n − 1), not a "
+                f"95 % margin; a single {over[:-1]} has none."
+            )
+        if any(c.items is not None for c in cells):
+            from negbench.scoring.intervals import MIN_CLUSTERS, MIN_ITEMS
+
+            out.append(
+                "[a–b] (n): the 95 % interval of a rate and the items behind it (distinct items "
+                f"over its seeds): Wilson from {MIN_ITEMS} items; items in clusters (one item "
+                f"under several seeds, a benchmark's groups or blocks) clustered Wilson from "
+                f"{MIN_CLUSTERS} clusters. (n, no CI): too few for an interval whose coverage "
+                "was measured (docs/statistics.md)."
+            )
+            if any(c.items is None and c.ref is not None for c in cells):
+                out.append(
+                    "A cell without (n) is not a share of single items (a metric over groups "
+                    "such as consistency or coherence, a count, or a mean over seeds of a task "
+                    "metric): it has no interval here; a run's headline interval is in the "
+                    "headline table."
+                )
+        return out
+
+    def all_notes(self) -> list[str]:
+        """The table's notes and its :meth:`legend`."""
+        return list(self.notes) + [x for x in self.legend() if x not in self.notes]
 
     def to_latex(self) -> str:
         nl = len(self.row_header)
@@ -194,10 +258,10 @@ class Table:
                 same = i < len(prev) and prev[: i + 1] == r.labels[: i + 1]
                 labs.append("" if same else _tex(x))
             prev = list(r.labels)
-            cells = labs + [_tex(c.text()) if c else "" for c in r.cells]
+            cells = labs + [_tex(c.full_text()) if c else "" for c in r.cells]
             out.append(" & ".join(cells) + " \\\\")
         out += ["\\bottomrule", "\\end{tabular}"]
-        for n in self.notes:
+        for n in self.all_notes():
             out.append(f"\\par\\footnotesize {_tex(n)}")
         out.append("\\end{table}")
         return "\n".join(out)
@@ -239,6 +303,21 @@ class Table:
                     v, sd = c.text().split(" ± ", 1)
                     txt = f"<span>{html.escape(v)}</span> <span>± {html.escape(sd)}</span>"
                     cls += " nb-sd"
+                detail = c.detail() if c.text() != "–" else ""
+                if detail:  # "[58.1–66.7] (240)" under the value, small; it may wrap after
+                    # the dash and before the n, so that a table of many rates fits a laptop
+                    if detail.startswith("["):
+                        bracket, n_text = detail.split(" ", 1)
+                        lo, hi = bracket.split("–", 1)
+                        inner = (
+                            f"<span>{html.escape(lo)}–</span><wbr><span>{html.escape(hi)}</span> "
+                            f"<span>{html.escape(n_text)}</span>"
+                        )
+                    else:  # "(24, no CI)" may wrap after the comma
+                        inner = " ".join(
+                            f"<span>{html.escape(x)}</span>" for x in detail.split(" ", 1)
+                        )
+                    txt += f'<span class="nb-ci">{inner}</span>'
                 if c.ref is not None:
                     h.append(
                         f'<td class="{cls}" id="{cid}"><a class="nb-ref" href="#ref={cid}" '
@@ -257,7 +336,7 @@ class Table:
             "benchmark": self.benchmark,
             "paper": self.paper,
             "caption": self.caption,
-            "notes": list(self.notes),
+            "notes": self.all_notes(),
             "row_header": list(self.row_header),
             "columns": [{"key": c.key or c.label(), "path": list(c.path)} for c in self.columns],
             "rows": [
@@ -382,7 +461,93 @@ def make_cell(
     s = sample_sd(finite) if len(finite) > 1 else None
     if ref is not None:
         ref.replicate = replicate
-    return Cell(mean, s, len(finite), digits, ref, reps)
+    cell = Cell(mean, s, len(finite), digits, ref, reps)
+    if ref is not None and ref.stat in ("share", "mean"):
+        add_interval(cell, run, ref)
+    return cell
+
+
+def rate_parts(run: Run, ref: Ref) -> tuple[dict, int, str] | None:
+    """The parts of a rate cell read from its samples: per cluster (the task's unit — a contrast
+    group, a block — else one item; an item's seeds add up in its cluster) the successes and the
+    records behind it; with the distinct items and what a cluster is called.  None when the
+    cell is not a proportion (``stat`` neither share nor mean, or a mean of a field that is not
+    0/1) or its samples cannot be read."""
+    if ref.stat not in ("share", "mean"):
+        return None
+    parts: dict[Any, tuple[float, float]] = {}
+    items: set = set()
+    unit_name = "items"
+    for name in ref.units:
+        u = run.units[name]
+        try:
+            structure = REGISTRY.task(u.task).structure
+        except Exception:  # a task this install does not know: every item its own cluster
+            structure = None
+        if structure is not None and structure.unit:
+            unit_name = structure.units_name
+        try:
+            views = run.filter_views(name)
+            recs = run.samples(name)
+        except Exception:
+            return None
+        for v, r in zip(views, recs):
+            if not matches(v, ref.where):
+                continue
+            if ref.stat == "share":
+                x = 1.0 if matches(v, ref.hit) else 0.0
+            else:
+                raw = r.get(ref.field or "")
+                if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+                    continue
+                x = float(raw)
+                if x not in (0.0, 1.0):
+                    return None
+            doc = ("doc", v["id"])
+            key = (
+                u.task,
+                structure.unit_key(r.get("meta") or {}, default=doc) if structure else doc,
+            )
+            items.add((u.task, doc))
+            s, c = parts.get(key, (0.0, 0.0))
+            parts[key] = (s + x, c + 1.0)
+    return parts, len(items), unit_name
+
+
+def add_interval(cell: Cell, run: Run, ref: Ref) -> None:
+    """Give a rate cell its n (the distinct items behind it) and 95 % interval, read from its
+    samples (:func:`rate_parts`): Wilson from ``MIN_ITEMS`` items, clustered Wilson from
+    ``MIN_CLUSTERS`` clusters where items come in clusters (several seeds, a benchmark's units)
+    — :func:`negbench.scoring.headline.interval_from`, the headline's rule; withheld below, with
+    the reason in ``ci_withheld``."""
+    from negbench.scoring.headline import interval_from
+
+    got = rate_parts(run, ref)
+    if got is None or not got[0] or not cell.is_number():
+        return
+    parts, items, unit_name = got
+    iv = interval_from(parts, True, unit_name)
+    cell.items = items
+    if iv.ci is None:
+        cell.ci_withheld = iv.reason
+    else:
+        cell.ci = (ref.scale * iv.ci[0], ref.scale * iv.ci[1])
+
+
+def set_share_interval(cell: Cell | None, k: Any, n: Any, scale: float = 100.0) -> None:
+    """Give a cell its n and 95 % interval from counts — ``k`` of ``n`` independent items
+    (:func:`negbench.scoring.intervals.share_interval`) — for a rate whose samples do not give
+    it (an error table's official labelling)."""
+    from negbench.scoring.intervals import share_interval
+
+    if cell is None or not cell.is_number() or not isinstance(n, int) or not isinstance(k, int):
+        return
+    iv = share_interval(k, n)
+    cell.items = n
+    if iv.ci is None:
+        cell.ci_withheld = iv.reason
+    else:
+        cell.ci = (scale * iv.ci[0], scale * iv.ci[1])
 
 
 def metric_cell(

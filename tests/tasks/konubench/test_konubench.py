@@ -514,12 +514,13 @@ def test_cloze_error_analysis_by_hand():
     } == {"local": 3, "contradiction": 2, "paraphrase": 1}
     # headline = acc_norm for cloze; accuracy by clause type and by option count
     assert kb.make_tasks()[0].headline("cloze") == "acc_norm" and "paper_score" not in m
-    # each cell with its n and Wilson interval (issue 33: breakdowns say how far to trust them)
-    assert m["by_local_type"]["adverbial"] == {
-        "n": 2,
-        "acc_norm": 0.0,
-        "acc_norm_ci95": list(wilson(0, 2)),
-    }
+    # each cell with its n and Wilson interval (issue 33: breakdowns say how far to trust them),
+    # withheld under 30 items: 2 items have none
+    assert m["by_local_type"]["adverbial"] == {"n": 2, "acc_norm": 0.0, "acc_norm_ci95": None}
+    many = kb.konubench_metrics("cloze", hand_cloze() * 4)["by_local_type"]["adnominal"]
+    assert many["n"] == 2 * 4 and many["acc_norm_ci95"] is None
+    big = kb.konubench_metrics("cloze", [crec(FOUR, 0, 1)] * 12 + [crec(FOUR, 0, 0)] * 18)
+    assert big["by_local_type"]["adnominal"]["acc_norm_ci95"] == list(wilson(18, 30))
     assert m["by_n_options"]["3"]["n"] == 3 and m["by_n_options"]["3"]["acc_norm"] == pytest.approx(
         1 / 3
     )
@@ -566,12 +567,98 @@ def test_tables_markdown():
     # Table 8 as printed: performance = acc of the raw argmax (2 of 8 right: 25.00, not the
     # acc_norm 50.00), the official labelling (local 3, contradiction 2, paraphrase 1 of 6)
     assert "Table 8 as in the paper" in paper
-    assert "| konubench.cloze.0shot | 25.00 | 50.00 | 33.33 | 16.67 |" in paper
+    # the paper's values unchanged, each with its n (8 items; 6 wrong answers naming an option)
+    # and no interval under 30 items
+    assert (
+        "| konubench.cloze.0shot | 25.00 (8, no CI) | 50.00 (6, no CI) | 33.33 (6, no CI) "
+        "| 16.67 (6, no CI) |" in paper
+    )
     # ours: corrected labels (2 / 2 / 2)
     assert format_error_table([(rows[0][0], rows[0][1]["error_analysis"])]) in ours
-    assert "| konubench.cloze.0shot | 0.750 | 0 | 33.33 | 33.33 | 33.33 |" in ours
-    assert "adnominal confusion (%)" in ours and "| 50.00 | 50.00 | 0.00 |" in ours
+    assert (
+        "| konubench.cloze.0shot | 0.750 (8, no CI) | 0 | 33.33 (6, no CI) | 33.33 (6, no CI) "
+        "| 33.33 (6, no CI) |" in ours
+    )
+    assert "adnominal confusion (%)" in ours
+    assert "| 50.00 (2, no CI) | 50.00 (2, no CI) | 0.00 (1, no CI) | – | – | – |" in ours
     assert kb.run_tables("cloze", [("x", {"acc": 1.0})]) == ""
+
+
+def _clause_type_records() -> list[dict]:
+    """52 cloze records: 40 adnominal (10 local-negation picks, 5 contradiction picks), 12
+    adverbial (3 local-negation picks)."""
+    recs = [crec(FOUR, 1 if i < 10 else 2 if i < 15 else 0) for i in range(40)]
+    recs += [crec(FOUR, 1 if i < 3 else 0, ltype="adverbial") for i in range(12)]
+    for i, r in enumerate(recs):
+        r["doc_id"] = f"k{i}"
+    return recs
+
+
+def test_error_tables_show_n_and_wilson_interval_per_clause_type():
+    """The run's App. I table (run, show): each rate with its n and the project's Wilson
+    interval from 30 items; a clause type of 12 items says so instead of an interval."""
+    from negbench.scoring.intervals import wilson
+
+    m = kb.konubench_metrics("cloze", _clause_type_records())
+    text = kb.run_tables("cloze", [("u", m)])
+    app_i = text.split("Local-negation confusion by clause type")[1]
+    row = next(l for l in app_i.splitlines() if l.startswith("| u |"))
+    e_lo, e_hi = wilson(18, 52)  # 18 of 52 wrong
+    a_lo, a_hi = wilson(10, 40)  # 10 of the 40 adnominal items: the local negation picked
+    assert row == (
+        f"| u | 0.346 [{e_lo:.3f}–{e_hi:.3f}] (52) | 0 | 72.22 (18, no CI) | 27.78 (18, no CI) "
+        f"| 0.00 (18, no CI) | 25.00 [{100 * a_lo:.2f}–{100 * a_hi:.2f}] (40) "
+        "| 25.00 (12, no CI) | – | – | – | – |"
+    )
+    assert "'no CI' under 30 items" in app_i
+
+
+def test_report_app_i_table_cells_carry_n_and_interval():
+    """The report's App. I and Table 8 from a saved run (in memory, as the report reads it):
+    every rate cell has its n and Wilson's interval (scaled to percent) from 30 items, and a
+    reason instead of an interval under 30; the values are the paper's, unchanged."""
+    from pathlib import Path
+
+    from negbench.scoring.intervals import wilson
+    from negbench.scoring.paper_tables import Context, build_tables
+    from negbench.scoring.runs import Run, UnitResult
+
+    recs = _clause_type_records()
+    m = kb.konubench_metrics("cloze", recs)
+    m.update(acc=sum(r["acc"] for r in recs) / 52, acc_norm=sum(r["acc_norm"] for r in recs) / 52)
+    name = "konubench.cloze.0shot"
+    unit = UnitResult(name, "konubench", "cloze", 0, None, name, m)
+    run = Run(Path("/nonexistent/run"), {"schema": 1, "units": {}}, "toy", {name: unit}, 0)
+    run._samples = {name: recs}
+    tables = {t.id: t for t in build_tables(Context([run]))}
+    app_i = tables["konubench-cloze-errors"]
+    assert app_i.paper == "Thunder-KoNUBench App. I"
+    keys = [c.key for c in app_i.columns]
+    cells = dict(zip(keys, app_i.rows[0].cells))
+    adn, adv = cells["confusion.adnominal"], cells["confusion.adverbial"]
+    assert adn.value == pytest.approx(25.0) and adn.items == 40
+    assert adn.ci == pytest.approx([100 * x for x in wilson(10, 40)])
+    assert adv.value == pytest.approx(25.0) and adv.items == 12 and adv.ci is None
+    assert "rests on 12 items" in adv.ci_withheld and "below 30" in adv.ci_withheld
+    err = cells["error_rate"]
+    assert err.value == pytest.approx(18 / 52) and err.items == 52
+    assert err.ci == pytest.approx(wilson(18, 52))
+    assert cells["incorrect.local"].items == 18 and cells["incorrect.local"].ci is None
+    assert cells["confusion.noun"] is None or cells["confusion.noun"].items is None
+    md = app_i.to_markdown()
+    lo, hi = (100 * x for x in wilson(10, 40))
+    assert f"| 25.00 [{lo:.2f}–{hi:.2f}] (40) | 25.00 (12, no CI) |" in md
+    assert "Wilson from 30 items" in md
+    d = dict(zip(keys, app_i.to_dict()["rows"][0]["cells"]))["confusion.adverbial"]
+    assert d["items"] == 12 and d["ci95"] is None and "below 30" in d["ci_withheld"]
+    # Table 8 as the official script labels it: n and interval from the saved counts
+    t8 = tables["konubench-table8"]
+    assert t8.rows[0].labels == ["toy", "baseline", "zero-shot"]
+    c8 = dict(zip([c.key for c in t8.columns], t8.rows[0].cells))
+    assert c8["incorrect.local"].value == pytest.approx(100 * 13 / 18)
+    assert c8["incorrect.local"].items == 18 and c8["incorrect.local"].ci is None
+    perf = c8["performance"]  # 34 of 52 right
+    assert perf.items == 52 and perf.ci == pytest.approx([100 * x for x in wilson(34, 52)])
 
 
 def test_table8_paper_metrics():

@@ -758,23 +758,104 @@ def test_error_table():
         "| nubench.completion.0shot",
         "| nubench.completion.1shot.seed1234",
     ]
+    # the paper's values, each with its n (2 items; 1 wrong answer; 1 item of a clause type)
+    # and no interval under 30 items
     assert rows_p[0].startswith(
-        "| nubench.completion.0shot | 0.500 | 0 | 100.00 | 0.00 | 0.00 | 100.00 | 0.00 | – | – |"
+        "| nubench.completion.0shot | 0.500 (2, no CI) | 0 | 100.00 (1, no CI) | 0.00 (1, no CI) "
+        "| 0.00 (1, no CI) | 100.00 (1, no CI) | 0.00 (1, no CI) | – | – |"
     )
     assert rows_p[1].startswith(
-        "| nubench.completion.1shot.seed1234 | 0.500 | 0 | 0.00 | 100.00 | 0.00 |"
+        "| nubench.completion.1shot.seed1234 | 0.500 (2, no CI) | 0 | 0.00 (1, no CI) "
+        "| 100.00 (1, no CI) | 0.00 (1, no CI) |"
     )
     rows_o = [l for l in ours.splitlines() if l.startswith("| nubench")]
     assert any(l.startswith("| nubench.completion.1shot.seed42 |") for l in rows_o)
     mean = next(l for l in rows_o if "mean of 2 seeds" in l)
+    # a seed mean has no counts: the values alone, and the note says so
     assert mean.startswith(
         "| nubench.completion.1shot (mean of 2 seeds) | 0.500 | 0.0 | 50.00 | 50.00 | 0.00 | 50.00 | 0.00 |"
     )
+    assert "mean over seeds have no n and no interval" in ours
+    assert "mean over seeds" not in paper
     # only seed 1234 and zero-shot: no "ours" table; a few-shot setting without 1234 is named
     assert "Ours" not in nb.error_tables("completion", rows[::2])
     only42 = nb.error_tables("completion", rows[:2])
     assert "No seed-1234 unit for: nubench.completion.1shot" in only42 and "Ours" in only42
     assert nb.error_tables("completion", [("x", {"acc": 1.0})]) == ""
+
+
+def _error_records(shift: int = 0) -> list[dict]:
+    """40 relative-clause items (12 local-negation picks, 4 paraphrase picks) and 10
+    participle-clause items (2 local-negation picks); ``shift`` moves one relative-clause
+    local pick to a right answer (a second seed)."""
+    R = [
+        _rec(FOUR, 0, "relative_part", pred=1 if i < 12 - shift else 3 if i < 16 else 0)
+        for i in range(40)
+    ]
+    R += [_rec(FOUR, 0, "pp_part", pred=1 if i < 2 else 0) for i in range(10)]
+    for i, r in enumerate(R):
+        r["doc_id"] = f"n{i}"
+        r["acc"] = float(r["pred"] == r["gold_index"])
+    return R
+
+
+def test_error_table_cells_carry_n_and_wilson_interval():
+    """NUBench's error tables (run, show; report): each rate with its n and the project's
+    Wilson interval from 30 items, 'no CI' under 30; a seed mean's cells say ± is the SD over
+    seeds and withhold the interval (50 items under 2 seeds: under 150 clusters)."""
+    from pathlib import Path
+
+    from negbench.scoring.intervals import wilson
+    from negbench.scoring.paper_tables import Context, build_tables
+    from negbench.scoring.runs import Run, UnitResult
+
+    R = _error_records()
+    m = nb.nubench_metrics("completion", R)
+    text = nb.error_tables("completion", [("nubench.completion.0shot", m)])
+    row = next(l for l in text.splitlines() if l.startswith("| nubench.completion.0shot"))
+    e_lo, e_hi = wilson(18, 50)  # 18 of 50 wrong
+    r_lo, r_hi = wilson(12, 40)  # 12 of the 40 relative-clause items picked the local negation
+    assert row == (
+        f"| nubench.completion.0shot | 0.360 [{e_lo:.3f}–{e_hi:.3f}] (50) | 0 "
+        "| 77.78 (18, no CI) | 0.00 (18, no CI) | 22.22 (18, no CI) "
+        f"| 30.00 [{100 * r_lo:.2f}–{100 * r_hi:.2f}] (40) | 20.00 (10, no CI) | – | – |"
+    )
+    # the report: a zero-shot unit and a 1-shot setting under two seeds
+    units, samples = {}, {}
+    for name, shots, seed, recs in (
+        ("nubench.completion.0shot", 0, None, R),
+        ("nubench.completion.1shot.seed1234", 1, 1234, R),
+        ("nubench.completion.1shot.seed42", 1, 42, _error_records(shift=1)),
+    ):
+        mm = {**nb.nubench_metrics("completion", recs), "acc": sum(r["acc"] for r in recs) / 50}
+        units[name] = UnitResult(name, "nubench", "completion", shots, seed, name, mm)
+        samples[name] = recs
+    run = Run(Path("/nonexistent/run"), {"schema": 1, "units": {}}, "toy", units, 0)
+    run._samples = samples
+    tables = {t.id: t for t in build_tables(Context([run]))}
+    paper = tables["nubench-completion-errors"]
+    keys = [c.key for c in paper.columns]
+    zero = dict(zip(keys, paper.rows[0].cells))
+    assert zero["error_rate"].items == 50 and zero["error_rate"].ci == pytest.approx(wilson(18, 50))
+    rel, pp = zero["confusion.relative_part"], zero["confusion.pp_part"]
+    assert rel.value == pytest.approx(30.0) and rel.items == 40
+    assert rel.ci == pytest.approx([100 * x for x in wilson(12, 40)])
+    assert pp.items == 10 and pp.ci is None and "below 30" in pp.ci_withheld
+    assert "(10, no CI)" in paper.to_markdown()
+    # the seed mean (ours): ± is the SD over the two seeds; the pooled items are clustered by
+    # item (each under two seeds), 50 clusters < 150: no interval, n = the 50 distinct items
+    mean = tables["nubench-completion-errors-seed-mean"]
+    few = dict(zip([c.key for c in mean.columns], mean.rows[1].cells))
+    err = few["error_rate"]
+    assert err.n == 2 and err.sd is not None and err.items == 50 and err.ci is None
+    assert "rests on 50 items" in err.ci_withheld and "below 150" in err.ci_withheld
+    md = mean.to_markdown()
+    assert f"{err.value:.3f} ± {err.sd:.3f} (50, no CI)" in md
+    assert "± is the standard deviation over the seeds a cell averages" in md
+    assert "not a 95 % margin" in md
+    # one seed: no SD, so no ± and no SD legend
+    assert "±" not in "".join(c.full_text() for c in paper.rows[0].cells if c)
+    assert "standard deviation" not in paper.to_markdown()
 
 
 # -- Alpaca export -----------------------------------------------------------------------------

@@ -401,18 +401,62 @@ def test_nli_metrics(field):
     preds = [r.get("answer") or sc.LABELS[r["pred"]] for r in recs]
     assert m["pred_entailment_rate"] == pytest.approx(preds.count("entailment") / 30)
     table = sc.nli_table("m", [("u0", m)])
-    # each condition's cell: percent, its Wilson interval over the condition's items, n
-    lo, hi = wilson(1, 5)
-    assert f"| 20.0 [{100 * lo:.1f}–{100 * hi:.1f}] (5) |" in table
+    # each condition's cell: percent and n; 5 items are too few for an interval (30 needed)
+    assert "| 20.0 (5, no CI) |" in table
     assert table.splitlines()[2] == (
         "| unit | No negation | One not scoped | Two not scoped | "
         "Two scoped | One scoped | One scoped, one not | Overall |"
     )
+    cells = [f"{20.0 * k:.1f} (5, no CI)" for k in range(6)]
+    assert "| u0 | " + " | ".join(cells) + " | 50.0 |" in table  # overall: no n in m
+    # 30 items a condition: its Wilson interval over them
+    m30 = sc.nli_metrics("m", recs * 6)
     cells = []
     for k in range(6):
-        lo, hi = wilson(k, 5)
-        cells.append(f"{20.0 * k:.1f} [{100 * lo:.1f}–{100 * hi:.1f}] (5)")
-    assert "| u0 | " + " | ".join(cells) + " | 50.0 |" in table  # overall: no n in m
+        lo, hi = wilson(6 * k, 30)
+        cells.append(f"{20.0 * k:.1f} [{100 * lo:.1f}–{100 * hi:.1f}] (30)")
+    assert "| u0 | " + " | ".join(cells) + " |" in sc.nli_table("m", [("u0", m30)])
+
+
+def test_report_by_split_table_cells_carry_n_and_interval():
+    """ScoNe-NLI by condition in the report, from a saved run (in memory, as the report reads
+    it): a condition of 40 items shows the Wilson interval of the project's function (percent)
+    and its n; one of 10 items its n and no interval, with the reason; the caption's ± is
+    labelled an SD and a single seed has none."""
+    from pathlib import Path
+
+    from negbench.scoring.paper_tables import Context, build_tables
+    from negbench.scoring.runs import Run, UnitResult
+
+    recs = [_rec("no_negation", sc.LABELS[j % 2], j < 30) for j in range(40)]
+    recs += [_rec("one_not_scoped", sc.LABELS[j % 2], j < 5) for j in range(10)]
+    for i, r in enumerate(recs):
+        r["doc_id"] = f"s{i}"
+    m = {**sc.nli_metrics("cloze", recs), "acc": 35 / 50, "n": 50}
+    name = "scone-nli.cloze.0shot"
+    unit = UnitResult(name, "scone-nli", "cloze", 0, None, name, m)
+    run = Run(Path("/nonexistent/run"), {"schema": 1, "units": {}}, "toy", {name: unit}, 0)
+    run._samples = {name: recs}
+    t = {t.id: t for t in build_tables(Context([run]))}["scone-nli-by-split"]
+    cells = dict(zip([c.key for c in t.columns], t.rows[0].cells))
+    none, one = cells["acc_no_negation"], cells["acc_one_not_scoped"]
+    assert none.value == pytest.approx(75.0) and none.items == 40
+    assert none.ci == pytest.approx([100 * x for x in wilson(30, 40)])
+    assert one.value == pytest.approx(50.0) and one.items == 10 and one.ci is None
+    assert "rests on 10 items" in one.ci_withheld
+    overall = cells["accuracy"]
+    assert overall.items == 50 and overall.ci == pytest.approx([100 * x for x in wilson(35, 50)])
+    lo, hi = (100 * x for x in wilson(30, 40))
+    md = t.to_markdown()
+    assert f"| toy | cloze | zero-shot | 75.0 [{lo:.1f}–{hi:.1f}] (40) | 50.0 (10, no CI) |" in md
+    assert "±" not in md.split("\n\n")[2]  # one seed: no SD in the table itself
+    assert "± is the SD over seeds" in t.caption
+    html = t.to_html()
+    assert (
+        f'<span class="nb-ci"><span>[{lo:.1f}–</span><wbr><span>{hi:.1f}]</span> '
+        "<span>(40)</span></span>" in html
+    )
+    assert '<span class="nb-ci"><span>(10,</span> <span>no CI)</span></span>' in html
 
 
 def test_nli_metrics_for_one_condition():

@@ -3,7 +3,15 @@ Thunder-NUBench Tables 11 and 6; truefalse-mini: This is not a Dataset Table 4).
 
 from __future__ import annotations
 
-from negbench.scoring.paper_tables import Context, error_table, shot_label, shots_table, union_modes
+from negbench.scoring.paper_tables import (
+    RATE_CI,
+    SD_OVER_SEEDS,
+    Context,
+    error_table,
+    shot_label,
+    shots_table,
+    union_modes,
+)
 from negbench.scoring.tables import Column, Row, Table, metric_cell
 from negbench.tasks.nubench.paper_tables import NUBENCH_SUBTYPES
 
@@ -22,7 +30,7 @@ def negation_mini_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             digits=3,
             title="negation-mini: accuracy by shots (NUBench Table 11 shape)",
             paper="Thunder-NUBench Table 11 (shape)",
-            caption="Accuracy; mean ± SD over seeds.",
+            caption=f"Accuracy, {RATE_CI}; {SD_OVER_SEEDS}.",
             mode_order=("cloze", "letter", "generate"),
         )
         if t:
@@ -36,7 +44,7 @@ def negation_mini_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                 subtypes=NUBENCH_SUBTYPES,
                 title=f"negation-mini {mode}: error analysis (NUBench Table 6 shape)",
                 paper="Thunder-NUBench Table 6 (shape)",
-                caption="As NUBench Table 6; mean ± SD over seeds.",
+                caption=f"As NUBench Table 6; {RATE_CI}; {SD_OVER_SEEDS}.",
             )
             if e:
                 out.append(e)
@@ -95,8 +103,8 @@ def truefalse_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     ["model", "mode", "shots"],
                     cols,
                     rows,
-                    caption="Pair consistency = both statements of a pair right. Mean ± SD "
-                    "over seeds.",
+                    caption=f"Pair consistency = both statements of a pair right. Accuracy: "
+                    f"{RATE_CI}; {SD_OVER_SEEDS}.",
                     paper="This is not a Dataset Table 4 (shape)",
                 )
             )

@@ -43,7 +43,8 @@ def accchg_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                             cols,
                             rows,
                             caption="Acc and Acc' in percent, AccChg in percentage points "
-                            "(Acc' − Acc); mean ± SD over seeds.",
+                            "(Acc' − Acc); mean ± SD over seeds (± is the SD over seeds, not a 95 % "
+                            "margin).",
                             paper=f"JSTS-Neg {paper_no.get(k, 'Tables 3–5')} (shape)",
                         )
                     )

@@ -96,7 +96,8 @@ def study_table(ctx: Context) -> Table | None:
         rows,
         caption="Strategies: 1 random, 2 random without affirmative paragraphs, "
         "3 groups of a question with its 4 paragraphs, 4 groups with 3 paragraphs (no "
-        "affirmative). ctx = token budget (4 characters a token); mean ± SD over splits.",
+        "affirmative). ctx = token budget (4 characters a token); mean ± SD over splits (± is "
+        "the SD over splits, not a 95 % margin).",
         paper="CONDAQA Tables 8-9",
     )
 
@@ -244,7 +245,9 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             ["setting", "model", "data"],
             cols,
             rows,
-            caption="Few-shot rows average the condaqa-split1..5 tasks (SD over splits); "
+            caption="Few-shot rows average the condaqa-split1..5 tasks (± is the SD over splits, "
+            "not a 95 % margin; the 95 % intervals of accuracy and consistency are in each "
+            "unit's headline and results.json); "
             "'(paper)' rows are the paper's legible Table 4 numbers.",
             paper="CONDAQA Table 4",
         )

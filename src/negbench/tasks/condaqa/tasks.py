@@ -686,9 +686,10 @@ def scores(records: Sequence[dict], key: str | None = None, spans: str = "keep")
 
 
 def _wilson_list(p: float, n: int) -> list[float] | None:
-    from negbench.scoring.intervals import wilson
+    """Wilson's interval of a share p of n items, None under 30 (``share_interval``)."""
+    from negbench.scoring.intervals import share_interval
 
-    ci = wilson(p * n, n) if n and p == p else None
+    ci = share_interval(round(p * n), n).ci if n and p == p else None
     return list(ci) if ci else None
 
 

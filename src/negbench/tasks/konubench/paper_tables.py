@@ -3,7 +3,14 @@ App. I (local-negation confusion by clause type)."""
 
 from __future__ import annotations
 
-from negbench.scoring.paper_tables import Context, error_table, shots_table, union_modes
+from negbench.scoring.paper_tables import (
+    RATE_CI,
+    SD_OVER_SEEDS,
+    Context,
+    error_table,
+    shots_table,
+    union_modes,
+)
 from negbench.scoring.tables import Table
 
 # -- Thunder-KoNUBench ----------------------------------------------------------------------------
@@ -33,7 +40,7 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             title="Thunder-KoNUBench: zero-shot and few-shot performance",
             paper="Thunder-KoNUBench Table 16",
             caption="Percent (cloze: acc_norm; symbol: acc; generate / api: exact "
-            "match). Few-shot: mean ± SD over seeds.",
+            f"match), {RATE_CI}; few-shot: {SD_OVER_SEEDS}.",
             mode_order=("cloze", "symbol", "generate", "api"),
         )
         if t:
@@ -57,8 +64,8 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             "log-likelihood argmax (cloze / symbol; not Table 16's acc_norm) "
             "or exact match (generation); incorrect-choice shares over the "
             "wrong answers that name an option, labelled as the official "
-            "analyze.py does (the 35 three-option cloze items by position). "
-            "Runs saved before this table existed: negbench rescore.",
+            "analyze.py does (the 35 three-option cloze items by position); "
+            f"{RATE_CI}. Runs saved before this table existed: negbench rescore.",
         )
         if e:
             out.append(e)
@@ -77,7 +84,7 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             caption="As Table 8, but the three-option cloze items' wrong picks are "
             "labelled by their real option type (ours; the official script "
             "counts a contradiction pick as local negation and a paraphrase "
-            "pick as contradiction there).",
+            f"pick as contradiction there); {RATE_CI}.",
         )
         if e:
             out.append(e)
@@ -92,7 +99,7 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                 "confusion by clause type",
                 paper="Thunder-KoNUBench App. I",
                 caption="Confusion = items of the clause type whose local negation "
-                "was picked, over the items of that type.",
+                f"was picked, over the items of that type; {RATE_CI}; {SD_OVER_SEEDS}.",
             )
             if e:
                 out.append(e)

@@ -46,10 +46,13 @@ from typing import Any, Callable, Iterable, Sequence, TypedDict
 from negbench.errors import DataError, TaskError
 from negbench.scoring.metrics import by_group, mean
 from negbench.scoring.formulations import ChoiceLoglikelihood, Generation
+from negbench.scoring.intervals import MIN_ITEMS, rate_text, share_interval
 from negbench.scoring.negation_errors import (
+    ERROR_TABLE_NOTE,
     TYPE_LABELS,
     WRONG_TYPES,
     error_analysis,
+    error_cells,
     format_error_table,
 )
 from negbench.tasks.data_source import DataSource, load_hub_dataset
@@ -556,7 +559,8 @@ def konubench_metrics(mode: str, records: list[dict]) -> dict:
 
 
 def table8_markdown(rows: list[tuple[str, dict]], ea_key: str = "error_analysis_paper") -> str:
-    """Table 8's columns: performance (%), incorrect-choice distribution (%)."""
+    """Table 8's columns: performance (%), incorrect-choice distribution (%) — the paper's
+    values, each with its 95 % Wilson interval and n (:func:`error_cells`)."""
     lines = [
         "| setting | performance | "
         + " | ".join(f"{TYPE_LABELS[t]} (%)" for t in WRONG_TYPES)
@@ -564,13 +568,19 @@ def table8_markdown(rows: list[tuple[str, dict]], ea_key: str = "error_analysis_
         "|---|---:|" + "---:|" * len(WRONG_TYPES),
     ]
     for name, m in rows:
-        ic = m[ea_key]["incorrect_choice"]
+        ea = m[ea_key]
+        cells = error_cells(ea)
         perf = m.get("table8_performance", float("nan"))
-        lines.append(
-            f"| {name} | {_pct(100 * perf)} | "
-            + " | ".join(_pct(ic[t]["pct"]) for t in WRONG_TYPES)
-            + " |"
+        n = ea.get("n")
+        perf_text = (
+            rate_text(100 * perf, 2, share_interval(round(perf * n), n), n, 100.0)
+            if isinstance(n, int) and perf == perf
+            else _pct(100 * perf)
         )
+        lines.append(
+            f"| {name} | {perf_text} | " + " | ".join(cells[t] for t in WRONG_TYPES) + " |"
+        )
+    lines += ["", ERROR_TABLE_NOTE.format(min_items=MIN_ITEMS)]
     return "\n".join(lines)
 
 

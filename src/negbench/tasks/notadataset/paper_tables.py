@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Callable
 
 from negbench.scoring.runs import Run, get_path, primary_metric
-from negbench.scoring.paper_tables import Context, shot_label
+from negbench.scoring.paper_tables import RATE_CI, SD_OVER_SEEDS, Context, shot_label
 from negbench.scoring.tables import Column, Ref, Row, Table, make_cell, metric_cell
 
 # -- This is not a Dataset ------------------------------------------------------------------------
@@ -166,7 +166,8 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     cols,
                     rows,
                     caption="Coherence (per WordNet triple, all its templates) and "
-                    "accuracy in percent; mean ± SD over seeds where seeds exist. Random: "
+                    f"accuracy in percent, {RATE_CI} (clustered by block); {SD_OVER_SEEDS}. "
+                    "Random: "
                     "the expectation of a fair coin on the same sentences (the paper's Random row; "
                     "exact, not one draw).",
                     paper="This is not a Dataset Table 4",
@@ -214,8 +215,8 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     cols,
                     rows,
                     caption="Affirmative and negated sentences without distractor "
-                    "of patterns #01–#04 (the official scorer's counts); mean ± SD over "
-                    "seeds where seeds exist.",
+                    "of patterns #01–#04 (the official scorer's counts), "
+                    f"{RATE_CI}; {SD_OVER_SEEDS}.",
                     paper="This is not a Dataset Table 5",
                 )
             )
@@ -241,7 +242,7 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     rows,
                     caption="Accuracy on the sentences of each negation type "
                     "(verbal / non-verbal), semantic type (analytic / synthetic) and "
-                    "syntactic scope (clausal / subclausal), and on the affirmations. The "
+                    f"syntactic scope (clausal / subclausal), and on the affirmations, {RATE_CI}. The "
                     "paper's rows are fine-tuning variants (runs with an adapter here).",
                     paper="This is not a Dataset Table 7 (columns)",
                 )

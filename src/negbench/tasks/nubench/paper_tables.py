@@ -3,7 +3,14 @@ analysis of Table 6 / Tables 15-22."""
 
 from __future__ import annotations
 
-from negbench.scoring.paper_tables import Context, error_table, shots_table, union_modes
+from negbench.scoring.paper_tables import (
+    RATE_CI,
+    SD_OVER_SEEDS,
+    Context,
+    error_table,
+    shots_table,
+    union_modes,
+)
 from negbench.scoring.tables import Table
 
 # -- Thunder-NUBench ------------------------------------------------------------------------------
@@ -40,8 +47,8 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             digits=3,
             title=f"Thunder-NUBench ({task}, {style} prompt): zero-shot, few-shot and SFT accuracy",
             paper=f"Thunder-NUBench {paper}",
-            caption="Accuracy (completion: acc; option: exact match). Few-shot cells are mean ± SD "
-            "over seeds; After SFT = runs with a LoRA adapter, zero-shot.",
+            caption=f"Accuracy (completion: acc; option: exact match), {RATE_CI}. Few-shot "
+            f"cells: {SD_OVER_SEEDS}. After SFT = runs with a LoRA adapter, zero-shot.",
             mode_order=("completion", "option", "letter"),
         )
         if t:
@@ -61,8 +68,8 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                 seed=s0,
                 caption="Error rate = 1 − acc; incorrect-choice shares over the wrong answers that "
                 "name an option; confusion = items of the clause type whose local negation "
-                f"was picked, over the items of that type. Few-shot rows: seed {s0} only, "
-                "as App. R (a few-shot setting run without that seed has no row here).",
+                f"was picked, over the items of that type; {RATE_CI}. Few-shot rows: seed {s0} "
+                "only, as App. R (a few-shot setting run without that seed has no row here).",
             )
             if e:
                 out.append(e)
@@ -83,7 +90,9 @@ def paper_tables(ctx: Context, tasks: list[str]) -> list[Table]:
                     paper="negbench addition (not in the paper)",
                     table_id=f"{task}-{mode}-errors-seed-mean",
                     caption="As the App. R table, but few-shot cells are the mean ± SD over every "
-                    "seed run (ours; the paper reports seed 1234 only).",
+                    "seed run (ours; the paper reports seed 1234 only): ± is the SD over seeds, "
+                    f"not a 95 % margin; {RATE_CI}, the interval over the items pooled over "
+                    "the seeds.",
                 )
                 if e:
                     out.append(e)

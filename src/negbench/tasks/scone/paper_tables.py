@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from negbench.scoring.runs import primary_metric
-from negbench.scoring.paper_tables import Context, shot_label
+from negbench.scoring.paper_tables import RATE_CI, SD_OVER_SEEDS, Context, shot_label
 from negbench.scoring.tables import Column, Row, Table, metric_cell
 from negbench.scoring.registry import benchmark_of
 
@@ -74,8 +74,7 @@ def scone_nli_tables(ctx: Context, tasks: list[str]) -> list[Table]:
             (),
             f"ScoNe-NLI ({task}): accuracy per negation condition (percent)",
             "Accuracy in percent per ScoNe-NLI condition (200 test pairs each) and over "
-            "all records; mean ± SD over seeds where seeds exist. Conditions absent "
-            "from a run are blank.",
+            f"all records, {RATE_CI}; {SD_OVER_SEEDS}. Conditions absent from a run are blank.",
             "ScoNe Tables 2-3 (shape)",
         )
         if t:
