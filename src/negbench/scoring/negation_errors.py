@@ -146,10 +146,13 @@ def error_cells(a: dict, subtypes: list[str] | None = None) -> dict[str, str]:
     return out
 
 
-def format_error_table(rows: list[tuple[str, dict]], subtypes: list[str] | None = None) -> str:
+def format_error_table(
+    rows: list[tuple[str, dict]], subtypes: list[str] | None = None, note: bool = True
+) -> str:
     """A Markdown table shaped like NUBench Table 6 (with subtypes) or KoNUBench Table 8: the
     paper's columns in the paper's order, each rate with its 95 % Wilson interval and n
-    (:func:`error_cells`), and a note saying what they are."""
+    (:func:`error_cells`), and (``note``) a note saying what they are — once under tables that
+    are printed together."""
     from negbench.scoring.intervals import MIN_ITEMS
 
     head = ["setting", "error rate", "format wrong"] + [
@@ -162,8 +165,9 @@ def format_error_table(rows: list[tuple[str, dict]], subtypes: list[str] | None 
     for name, a in rows:
         cells = error_cells(a, subtypes)
         lines.append("| " + " | ".join([name] + [cells[k] for k in keys]) + " |")
-    note = ERROR_TABLE_NOTE.format(min_items=MIN_ITEMS)
-    if any(not isinstance(a.get("n"), int) for _, a in rows):
-        note += SEED_MEAN_NOTE
-    lines += ["", note]
+    if note:
+        text = ERROR_TABLE_NOTE.format(min_items=MIN_ITEMS)
+        if any(not isinstance(a.get("n"), int) for _, a in rows):
+            text += SEED_MEAN_NOTE
+        lines += ["", text]
     return "\n".join(lines)

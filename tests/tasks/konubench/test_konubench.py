@@ -574,7 +574,8 @@ def test_tables_markdown():
         "| 16.67 (6, no CI) |" in paper
     )
     # ours: corrected labels (2 / 2 / 2)
-    assert format_error_table([(rows[0][0], rows[0][1]["error_analysis"])]) in ours
+    assert format_error_table([(rows[0][0], rows[0][1]["error_analysis"])], note=False) in ours
+    assert md.count("Each rate: value [95 % Wilson interval]") == 1  # the note once, at the end
     assert (
         "| konubench.cloze.0shot | 0.750 (8, no CI) | 0 | 33.33 (6, no CI) | 33.33 (6, no CI) "
         "| 33.33 (6, no CI) |" in ours
