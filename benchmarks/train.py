@@ -18,6 +18,8 @@ exit), peak RSS (and peak GPU memory on CUDA), final loss; then negbench's overh
     python benchmarks/train.py --against /tmp/base/src --steps 5        # the full recipe,
         # this tree against another negbench (e.g. `git archive 0c544eb src | tar -x -C /tmp/base`):
         # peak RSS, time to the first step, tokens/s, every step's loss (--recipe, --data, --set)
+    python benchmarks/train.py --against /tmp/base/src --recipe konubench-cloze --steps 2 \
+        --rss-limit-gb 18                  # a side that passes 18 GB is killed and reported so
 
 The default data is the notadataset recipe's chat-format true/false sentences (a stratified
 sample of train blocks; needs the raw release); ``--recipe``/``--data`` choose others.  The
@@ -224,23 +226,61 @@ def child_recipe(spec: dict) -> dict:
     }
 
 
-def run_child(kind: str, spec_path: Path, quiet: bool, src: str | None = None) -> dict:
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def run_child(
+    kind: str,
+    spec_path: Path,
+    quiet: bool,
+    src: str | None = None,
+    rss_limit_gb: float | None = None,
+) -> dict:
+    """One child process; with ``rss_limit_gb`` it is killed once its resident memory passes
+    that (a run that would not fit the machine), and the result says so."""
+    import threading
+
     t = time.perf_counter()
     env = None
     if src is not None:  # the negbench of another source tree (--against)
         env = {**os.environ, "PYTHONPATH": src}
         spec = json.loads(spec_path.read_text())
         spec_path.write_text(json.dumps({**spec, "t0": time.time()}))
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, __file__, "--child", kind, "--spec", str(spec_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL if quiet else None,
         text=True,
         env=env,
     )
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _rss_mb(proc.pid))
+        if rss_limit_gb is not None and peak > rss_limit_gb * 1024:
+            proc.kill()
+            proc.wait()
+            return {
+                "killed": f"resident memory passed {rss_limit_gb:g} GB after "
+                f"{time.perf_counter() - t:.0f} s: killed",
+                "peak_rss_mb": peak,
+                "wall_s": time.perf_counter() - t,
+            }
+        time.sleep(0.2)
+    reader.join()
     if proc.returncode != 0:
         sys.exit(f"{kind} child failed (exit {proc.returncode}); rerun without --quiet to see why")
-    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    line = [x for x in "".join(out).splitlines() if x.startswith("RESULT ")][-1]
     res = json.loads(line[len("RESULT ") :])
     res["wall_s"] = time.perf_counter() - t
     return res
@@ -302,6 +342,13 @@ def main() -> None:
         help="compare `negbench train` of the recipe (its full data unless --data) with the "
         "negbench under SRC (a src/ folder, e.g. of the previous commit): peak RSS, time to "
         "the first step, tokens/s, the loss of every step",
+    )
+    ap.add_argument(
+        "--rss-limit-gb",
+        type=float,
+        default=None,
+        help="kill a child whose resident memory passes this (a run that does not fit the "
+        "machine is reported as such, not swapped or OOM-killed with everything else)",
     )
     ap.add_argument("--quiet", action="store_true", help="hide the children's logs")
     ap.add_argument("--child", choices=["negbench", "plain", "recipe"], help=argparse.SUPPRESS)
@@ -484,9 +531,16 @@ def against(args) -> None:
             order = ("before", "after") if i % 2 == 0 else ("after", "before")
             for kind in order:
                 res = run_child(
-                    "recipe", spec_path, args.quiet, args.against if kind == "before" else here
+                    "recipe",
+                    spec_path,
+                    args.quiet,
+                    args.against if kind == "before" else here,
+                    args.rss_limit_gb,
                 )
                 results[kind].append(res)
+                if "killed" in res:
+                    print(f"  run {i + 1} {kind}: {res['killed']}", flush=True)
+                    continue
                 print(
                     f"  run {i + 1} {kind}: peak RSS {res['peak_rss_mb']:.0f} MB, first step "
                     f"at {res.get('first_step_begin', float('nan')):.1f} s, "
@@ -505,6 +559,13 @@ def against(args) -> None:
     ]
     rows = []
     for kind, rs in results.items():
+        done = [x for x in rs if "killed" not in x]
+        if not done:
+            rows.append(
+                [kind, "-", "-", f"> {args.rss_limit_gb:g} GB (killed)", "-", "-", "-", "-"]
+            )
+            continue
+        rs = done
         r = max(rs, key=lambda x: x["tokens"] / x["train_s"])
         rows.append(
             [
@@ -523,7 +584,11 @@ def against(args) -> None:
     print("  ".join("-" * n for n in w))
     for row in rows:
         print("  ".join(c.ljust(n) for c, n in zip(row, w)))
-    a, b = results["before"][0]["losses"], results["after"][0]["losses"]
+    done = {k: [x for x in rs if "killed" not in x] for k, rs in results.items()}
+    if not (done["before"] and done["after"]):
+        print("\nno loss comparison: a side was killed")
+        return
+    a, b = done["before"][0]["losses"], done["after"][0]["losses"]
     print("\nstep  loss before  loss after  |Δ|")
     for k, (x, y) in enumerate(zip(a, b), 1):
         print(f"{k:4d}  {x:11.6f}  {y:10.6f}  {abs(x - y):.1e}")

@@ -176,6 +176,37 @@ def test_model_card_fallback_does_not_treat_accchg_as_a_proportion():
     assert (lo, hi) == pytest.approx((0.1 - 1.96 * 0.05, 0.1 + 1.96 * 0.05), abs=1e-3)
 
 
+def test_model_card_keeps_a_withheld_interval_withheld():
+    """A run that withheld its headline interval (8 contrast groups) has none in the model card
+    either — not a Wilson interval over the items that ignores the groups."""
+    from negbench.profile.model_card import card_rows, model_card_markdown
+
+    def results(ci95):
+        return {
+            "model": {"spec": "m"},
+            "units": {
+                "condaqa.generate.0shot": {
+                    "task": "condaqa",
+                    "mode": "generate",
+                    "shots": 0,
+                    "group": "condaqa.generate.0shot",
+                    "metrics": {"n": 31, "accuracy": 0.0},
+                }
+            },
+            "groups": {
+                "condaqa.generate.0shot": {
+                    "headline": {"metric": "accuracy", "mean": 0.0, "ci95": ci95, "n": 31}
+                }
+            },
+        }
+
+    (row,) = card_rows(results(None))
+    assert row.low is None and row.high is None
+    assert "| 0.0 | % | – | 31 |" in model_card_markdown(results(None))
+    (row,) = card_rows(results([0.0, 0.2]))
+    assert (row.low, row.high) == (0.0, 0.2)
+
+
 def test_contrast_interval_is_withheld_on_few_blocks_and_brackets_the_difference():
     # the issue's quick-profile case: 6 blocks, negated 100 % vs affirmative 0 %
     iv = contrast_interval([47.0] * 6, [47.0] * 6, [0.0] * 6, [46.0] * 6, "blocks")

@@ -107,12 +107,15 @@ def card_rows(results: Mapping[str, Any]) -> list[CardRow]:
         head = ((results.get("groups") or {}).get(u0.get("group") or "") or {}).get(
             "headline"
         ) or {}
-        saved = head.get("ci95") if head.get("metric") == metric else None
-        ci = (
-            (float(saved[0]), float(saved[1]))
-            if saved and all(_finite(x) for x in saved)
-            else interval(u0["metrics"], metric, value, proportion)
-        )
+        if head.get("metric") == metric:  # the run's own interval, or none where it withheld
+            saved = head.get("ci95")  # one (too few items or units: its warnings say why)
+            ci = (
+                (float(saved[0]), float(saved[1]))
+                if saved and all(_finite(x) for x in saved)
+                else None
+            )
+        else:  # a run saved before headline intervals were
+            ci = interval(u0["metrics"], metric, value, proportion)
         low, high = ci if ci else (None, None)
         n = int(u0["metrics"].get("n", 0))
         seeds = tuple(int(m["seed"]) for _, m in members if m.get("seed") is not None)
@@ -194,7 +197,9 @@ def model_card_markdown(
         f"Model: `{model}`. Scores in % (accuracy and the like); a change between two "
         "conditions (AccChg: accuracy with the added negation − without it) in points, signed. "
         "The Unit column says which. 95 % confidence intervals as the run computed them, over "
-        "the items (clustered by the benchmark's groups, blocks or pairs where it has them). "
+        "the items (clustered by the benchmark's groups, blocks or pairs where it has them); "
+        "– where the run withheld one because too few items or units were evaluated for an "
+        "interval of measured coverage (its warning says how many are needed). "
         "Setting: the mode, shots, whether a chat template was used, and the "
         "items: all of the test set or a subset (how many, how chosen).",
         "",

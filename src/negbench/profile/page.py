@@ -378,8 +378,10 @@ def headline_table(rows: Sequence[HeadlineRow], table_id: str = "profile-headlin
         "profile",
         ["benchmark", "mode · shots"],
         cols,
-        caption="Scores in %, AccChg in points; 95 % CI over the items (a cluster "
-        "bootstrap for metrics over groups, blocks or pairs); chance and majority on the same "
+        caption="Scores in %, AccChg in points; 95 % CI: Wilson over the items, clustered "
+        "Wilson or a cluster-robust t over the benchmark's units (groups, blocks, minimal "
+        "pairs), shown from the items (30) or units (150) at which its coverage was measured "
+        "(docs/statistics.md); chance and majority on the same "
         "items; the papers' models where the protocol is the same (task, mode, shots, metric, "
         "chat template): your rank among them and their range (the tables below name them). "
         "Click a score to list its items.",
@@ -429,7 +431,9 @@ def _phenomenon_note(p: Phenomenon) -> str:
     flags = p.flags()
     out = ["⚠ " + "; ".join(flags) + ": not drawn"] if flags else []
     d = p.diff
-    if p.ci is None and p.ci_note():
+    if p.ci is None and d is not None and d.needed and d.clusters < d.needed:
+        out.append(f"no CI: {d.clusters} of the {d.needed} clusters needed")  # caption: why
+    elif p.ci is None and p.ci_note():
         out.append(f"no CI: {p.ci_note()}")
     elif d is not None and p.reference is not None:
         out.append(
@@ -461,7 +465,8 @@ def phenomena_table(phen: Sequence[Phenomenon], run_index: int = 0) -> Table:
         "points), n on each side (items, or the groups, blocks or pairs a metric counts). "
         "95 % CI of Δ: cluster-robust over the benchmark's units (blocks, contrast groups, "
         "minimal-pair groups, else items) with both sides paired, on G − 1 degrees of freedom; "
-        f"none below {MIN_CLUSTERS} clusters. ⚠: a side whose answers are one label "
+        f"none below {MIN_CLUSTERS} clusters, where no method reached 93 % coverage in "
+        "negbench's simulation (docs/statistics.md). ⚠: a side whose answers are one label "
         f"throughout, or with n below {MIN_SIDE_N}: the contrast measures the label balance or "
         "noise, and the figure leaves it out. Click a score to list the items behind it.",
     )

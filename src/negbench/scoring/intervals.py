@@ -627,6 +627,7 @@ class Difference:
     clusters: int  # clusters with at least one side
     paired: int  # clusters with both sides
     why: str = ""
+    needed: int | None = None  # clusters an interval needs, when withheld for too few
 
 
 def paired_difference(
@@ -646,4 +647,6 @@ def paired_difference(
     d = sum(a_sums) / na - sum(b_sums) / nb
     sides = [(ca > 0, cb > 0) for ca, cb in zip(a_counts, b_counts) if ca > 0 or cb > 0]
     iv = contrast_interval(a_sums, a_counts, b_sums, b_counts)
-    return Difference(d, iv.ci, len(sides), sum(1 for a, b in sides if a and b), iv.reason)
+    return Difference(
+        d, iv.ci, len(sides), sum(1 for a, b in sides if a and b), iv.reason, iv.units_needed
+    )

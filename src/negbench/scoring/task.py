@@ -150,7 +150,7 @@ class Task:
     # (mode, records) -> {unit key: (sum, count)}; the headline is sum / count over the clusters
     headline_parts: Callable[[str, list[dict]], dict[Hashable, tuple[float, float]]] | None = None
     # the headline is a proportion of 0/1 items (Wilson intervals); False: a difference such as
-    # AccChg (cluster bootstrap)
+    # AccChg (cluster-robust t over the clusters)
     headline_proportion: bool = True
     # (strict metric, lenient metric) pairs whose gap says the model answers in another form
     lenient_metrics: tuple[tuple[str, str], ...] = ()
