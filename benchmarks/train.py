@@ -417,7 +417,8 @@ def main() -> None:
             f"{args.model} on {args.device} ({'bf16' if bf16 else 'fp32'}, {threads} threads): "
             f"{args.steps} steps × batch {recipe.per_device_train_batch_size} × accumulation "
             f"{recipe.gradient_accumulation_steps}; data {recipe.data}: {len(tdata.examples)} "
-            f"examples, {tdata.n_tokens / max(1, len(tdata.examples)):.1f} tokens each "
+            f"examples, {tdata.examples.stats()['n_tokens'] / max(1, len(tdata.examples)):.1f} "
+            "tokens each "
             f"({tdata.template} template)",
             flush=True,
         )
