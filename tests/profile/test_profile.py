@@ -592,3 +592,50 @@ def test_a_missing_package_is_the_reason_and_its_fix_says_install_it(monkeypatch
     assert row["why"] == miss["message"]
     assert row["how"].startswith("pip install -c constraints.txt datasets"), row["how"]
     assert "NEGBENCH_KOBEST_BOOLQ" in row["how"] and b.how_to_get in row["how"]
+
+
+def test_glance_plot_marks_a_constant_answer_score():
+    """A score the model got by answering one label throughout is drawn hollow and labelled
+    '(one label)': it is the items' label balance, not a measure of the model."""
+    pytest.importorskip("matplotlib")
+    from negbench.profile.page import HeadlineRow, glance_plot
+
+    def row(task: str, value: float, constant: str | None) -> HeadlineRow:
+        return HeadlineRow(
+            benchmark=task,
+            title=task,
+            task=task,
+            tasks=[task],
+            mode="symbol",
+            shots=0,
+            metric="acc",
+            units=[f"{task}.symbol.0shot"],
+            value=value,
+            ci=(value - 10, value + 10),
+            n=60,
+            full=None,
+            subset="",
+            seeds=[],
+            seed_sd=None,
+            chance=50.0,
+            constant=constant,
+        )
+
+    p = glance_plot([("m", [row("kmmlu-pos", 70.0, "answers 'A'"), row("konubench", 40.0, None)])])
+    assert p is not None
+    ax = p._fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == [
+        "kmmlu-pos · symbol · 0-shot\nacc (one label)",
+        "konubench · symbol · 0-shot\nacc",
+    ]
+    faces = {
+        round(float(ln.get_xdata()[0])): ln.get_markerfacecolor()
+        for ln in ax.lines
+        if ln.get_marker() not in ("None", "", None, "|") and len(ln.get_xdata()) == 1
+    }
+    assert faces[70] == "white" and faces[40] != "white"
+    assert "one label throughout" in [t.get_text() for t in ax.get_legend().get_texts()]
+    import matplotlib.pyplot as plt
+
+    plt.close(p._fig)

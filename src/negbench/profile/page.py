@@ -676,10 +676,16 @@ def glance_plot(
                     capsize=3,
                     lw=1.4,
                     zorder=4,
+                    # hollow: the model answers one label, the score is the label balance
+                    **({"markerfacecolor": "white"} if hr.constant is not None else {}),
                 )
         ax.set_yticks(
             [-i for i in range(len(ks))],
-            [f"{next(iter(by[k].values())).label}\n{k[4]}" for k in ks],
+            [
+                f"{next(iter(by[k].values())).label}\n{k[4]}"
+                + (" (one label)" if any(r.constant is not None for r in by[k].values()) else "")
+                for k in ks
+            ],
             fontsize=8,
         )
         ax.set_ylim(-len(ks) + 0.5, 0.6)
@@ -704,7 +710,9 @@ def glance_plot(
         title,
         "profile_glance",
         "Each benchmark's headline score with its 95 % CI, beside chance (|), the "
-        "majority answer (◇) and the papers' models on the same protocol (grey).",
+        "majority answer (◇) and the papers' models on the same protocol (grey). A hollow "
+        "dot, '(one label)': the model answers one label throughout, so the score is the "
+        "label balance of the items, not a measure of the model (not ranked).",
     )
 
 
@@ -724,6 +732,19 @@ def _glance_legend(series: Sequence[tuple[str, Sequence[HeadlineRow]]]) -> list:
         )
         for j, (label, _) in enumerate(series)
     ]
+    if any(r.constant is not None for _, rows in series for r in rows):
+        hs.append(
+            Line2D(
+                [],
+                [],
+                marker="o",
+                markerfacecolor="white",
+                color=COLORS[0],
+                ls="none",
+                ms=6,
+                label="one label throughout",
+            )
+        )
     hs += [
         Line2D([], [], marker="o", color="#9aa1ad", ls="none", ms=4, label="papers' models"),
         Line2D([], [], marker="|", color="k", ls="none", ms=12, label="chance"),
