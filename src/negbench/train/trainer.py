@@ -688,9 +688,10 @@ def _train(
     t_tok = time.perf_counter()
     tdata = tokenize(td, r, tok)
     log(
-        f"training data: {len(tdata.examples):,} examples, longest {tdata.max_len} tokens; "
-        f"every prompt fits cutoff_len={r.cutoff_len} ({tdata.n_checked:,} tokenised to check, "
-        f"{time.perf_counter() - t_tok:.1f} s); the rest is tokenised as the training reads it"
+        f"training data: {len(tdata.examples):,} examples; every prompt fits "
+        f"cutoff_len={r.cutoff_len} ({tdata.n_checked:,} tokenised to check, the longest "
+        f"{tdata.max_len} tokens, {time.perf_counter() - t_tok:.1f} s); the rest is tokenised "
+        "as the training reads it"
     )
     td_summary = td.summary()
     td.records, td.where = [], []  # the examples keep their texts compactly: free the records
