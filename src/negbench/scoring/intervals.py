@@ -604,16 +604,16 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 
 
 def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Benjamini–Hochberg (1995) adjusted p-values (false discovery rate; None: not tested)."""
+    """Benjamini–Hochberg (1995) adjusted p-values (false discovery rate; None: not tested), by
+    scipy's ``false_discovery_control``."""
+    from scipy.stats import false_discovery_control
+
     idx = [i for i, p in enumerate(pvalues) if p is not None]
-    m = len(idx)
     out: list[float | None] = [None] * len(pvalues)
-    running = 1.0
-    order = sorted(idx, key=lambda i: pvalues[i], reverse=True)  # type: ignore[arg-type,return-value]
-    for k, i in enumerate(order):
-        rank = m - k
-        running = min(running, m / rank * float(pvalues[i]))  # type: ignore[arg-type]
-        out[i] = running
+    if idx:
+        adj = false_discovery_control([float(pvalues[i]) for i in idx], method="bh")  # type: ignore[arg-type]
+        for i, q in zip(idx, adj):
+            out[i] = float(q)
     return out
 
 

@@ -314,14 +314,6 @@ class Renderer:
         return pp.replace(_P, prompt), rr.replace(_R, record["output"]), True
 
 
-def render_all(
-    records: list[dict], recipe, tokenizer, template: str
-) -> list[tuple[str, str, bool]]:
-    """:func:`render` for every record (through one :class:`Renderer`)."""
-    renderer = Renderer(recipe, tokenizer, template, records)
-    return [renderer(r) for r in records]
-
-
 def adds_bos(tokenizer) -> bool:
     """Whether the tokenizer puts BOS first by default (as ``negbench run`` decides)."""
     bos = tokenizer.bos_token_id
