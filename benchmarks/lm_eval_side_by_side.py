@@ -306,13 +306,15 @@ def f64_check(
 ) -> None:
     """Where negbench and lm-eval differ most, which is nearer the exact value?  A float64
     forward of context + continuation (lm-eval's tokenisation: context, then whole minus
-    context) with a float64 log-softmax at the continuation positions."""
+    context; cut from the left to the model's length, as both tools cut) with a float64
+    log-softmax at the continuation positions."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(threads)
     tok = AutoTokenizer.from_pretrained(weights)
     model = AutoModelForCausalLM.from_pretrained(weights, dtype=torch.float64).eval()
+    max_len = getattr(model.config.get_text_config(), "max_position_embeddings", None) or 2048
     pairs = [(r["context"], delim + c) for r in samples for c in r["choices"]]
     worst = sorted(range(len(nb)), key=lambda i: -abs(nb[i] - le[i]))[:n]
     print(f"\nfloat64 check on the {len(worst)} requests where the two differ most:")
@@ -322,9 +324,11 @@ def f64_check(
         c_ids = tok(ctx)["input_ids"]
         w_ids = tok(ctx + cont)["input_ids"]
         k = len(w_ids) - len(c_ids)
+        inp = w_ids[:-1][-max_len:]
         with torch.inference_mode():
-            lp = torch.log_softmax(model(torch.tensor([w_ids[:-1]])).logits[0].double(), -1)
-        exact = float(sum(lp[p - 1, w_ids[p]] for p in range(len(w_ids) - k, len(w_ids))))
+            lp = torch.log_softmax(model(torch.tensor([inp])).logits[0].double(), -1)
+        first = len(inp) - k  # the positions that predict the continuation's k tokens
+        exact = float(sum(lp[first + j, w_ids[len(w_ids) - k + j]] for j in range(k)))
         print(f"{i:7d}  {nb[i] - exact:+.2e}       {le[i] - exact:+.2e}")
 
 

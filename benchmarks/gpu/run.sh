@@ -10,7 +10,9 @@
 #   nad   This is not a Dataset next-token, 20,000 sentences, SmolLM2 shape, vs plain padded batches
 #   sbs5  KoNUBench 5-shot seed 1234, 200 items, 270M, vs lm-eval batch 8
 #   big   KoNUBench 0-shot, 400 items, Gemma-3 4B shape, vs lm-eval batch 32 (makes the 4B weights: 8 GB)
-#   attn  SDPA vs FlexAttention for the engine (KoNUBench 0-shot, 270M; the attention rule)
+#   attn  SDPA vs FlexAttention for the engine (KoNUBench 0-shot, 270M; the attention rule), then
+#         which SDPA kernel runs and each one forced (cuDNN first on torch 2.11?), also with
+#         TORCH_CUDNN_SDPA_DEPRIORITIZED=1
 #   probe the FlexAttention/SDPA tree-mask probe (16 rows of 2,048 tokens, 270M shape)
 #   train negbench train (LoRA, bf16, the notadataset recipe's batch of 32, SmolLM2 shape) vs a plain
 #         transformers Trainer + peft script: tokens/s, peak GPU memory, the same losses (issue 36, item 4)
@@ -73,18 +75,21 @@ for p in $PHASES; do
   echo "PHASE $p start $(el)s"
   case $p in
     sbs0) mk .gpu/gemma "$M/gemma"
-          run sbs0 "$QUIET" python3 $SBS --model "$M/gemma" --batch 64 --limit 1284 ;;
+          run sbs0 "$QUIET" python3 $SBS --model "$M/gemma" --batch 64 --limit 1284 --f64-check 8 ;;
     nad)  mk .gpu/smol "$M/smol"
           run nad "^NAD" python3 $KIT/nad_sbs.py "$M/smol" 20000 512 ;;
     sbs5) mk .gpu/gemma "$M/gemma"
-          run sbs5 "$QUIET" python3 $SBS --model "$M/gemma" --batch 8 --shots 5 --seed 1234 --limit 200 ;;
+          run sbs5 "$QUIET" python3 $SBS --model "$M/gemma" --batch 8 --shots 5 --seed 1234 --limit 200 --f64-check 8 ;;
     big)  LT=$(python3 -c "import json;print(json.dumps(['full_attention' if i%6==5 else 'sliding_attention' for i in range(34)]))")
           G4B="{\"hidden_size\":2560,\"intermediate_size\":10240,\"num_hidden_layers\":34,\"num_attention_heads\":8,\"num_key_value_heads\":4,\"head_dim\":256,\"sliding_window\":1024,\"layer_types\":$LT}"
           if [ "$DRY_RUN" = 1 ]; then echo "would run: python3 $KIT/mk_model.py .gpu/gemma $M/g4b '<4B shape>' cuda"
           else mk .gpu/gemma "$M/g4b" "$G4B" cuda; fi
           run big "$QUIET" python3 $SBS --model "$M/g4b" --batch 32 --limit 400 ;;
     attn) mk .gpu/gemma "$M/gemma"
-          run attn "^ATTN" python3 $KIT/attn_sbs.py "$M/gemma" konubench 1284 0 ;;
+          run attn "^ATTN" python3 $KIT/attn_sbs.py "$M/gemma" konubench 1284 0
+          run sdpa "^SDPA" python3 $KIT/sdpa_kernels.py "$M/gemma" 400
+          TORCH_CUDNN_SDPA_DEPRIORITIZED=1 ONLY="torch's choice" \
+            run sdpa_dep "^SDPA" python3 $KIT/sdpa_kernels.py "$M/gemma" 400 ;;
     probe) mk .gpu/gemma "$M/gemma"
           run probe "^FLEX" python3 $KIT/flex_probe.py "$M/gemma" 16 1024 16 64 ;;
     train) mk .gpu/smol "$M/smol"

@@ -26,6 +26,8 @@ import numpy as np
 
 from negbench.backends import heap
 from negbench.backends.attention import IMPLEMENTATIONS, flex_masks, layer_windows, sdpa_masks
+from negbench.backends.fit import check_fits, load_oom
+from negbench.core.oom import free_device_memory, is_oom
 from negbench.core.backend import PackedBatch, QueryResult, RowInput, packed_batch
 from negbench.backends.tokenizing import HFTokenization, tokenizer_fingerprint
 from negbench.backends.tokenizing import as_list as _as_list
@@ -181,6 +183,8 @@ class HFBackend(HFTokenization):
         except ModuleNotFoundError:
             raise  # a missing extra: the CLI names it
         except Exception as exc:  # truncated / corrupt weight files, bad config.json
+            if is_oom(exc) and self.device.startswith("cuda"):  # an 8-bit load places on the GPU
+                raise load_oom(src.spec, self.device, exc) from exc
             if attn == "flex_attention":  # a model class without FlexAttention: SDPA then
                 log.info("FlexAttention unavailable for this model (%s); using SDPA", exc)
                 return self._load(src, "sdpa", revision)
@@ -193,7 +197,14 @@ class HFBackend(HFTokenization):
                 fix="download the model again (a copy may have been cut short)",
             ) from exc
         if not quantized:  # an 8-bit model is already on its device
-            model.to(self.device)
+            try:
+                model.to(self.device)
+            except Exception as exc:
+                if not (is_oom(exc) and self.device.startswith("cuda")):
+                    raise
+                del model
+                free_device_memory()
+                raise load_oom(src.spec, self.device, exc) from exc
         return model, tok
 
     def _converted_gguf(self, src: ModelSource) -> str:
@@ -243,6 +254,11 @@ class HFBackend(HFTokenization):
         """Weights, tokenizer and LoRA adapter (its recorded base checked before any weights
         are read), in eval mode.  Returns (adapter fingerprint, adapter provenance)."""
         adapter_train = check_adapter_base(adapter, self.source) if adapter else None
+        # a model too large for the GPU stops here, before minutes of reading weights
+        quantize = getattr(self, "quantize", None)
+        self.weight_bytes = check_fits(
+            self.source, self.device, self.dtype_name, quantize, revision
+        )
         self.model, self.tokenizer = self._load(self.source, attn_implementation, revision)
         self.adapter = adapter
         adapter_fp = None
