@@ -180,26 +180,61 @@ def test_the_backend_stops_before_reading_a_weight(llama70b, monkeypatch):
     assert "tensor-parallel-size=2" in e.value.fix
 
 
-def test_running_out_of_memory_while_loading_is_one_clear_error(tiny_llama, monkeypatch):
-    """The copy to the GPU fails with torch's out-of-memory error (the size was unknown, or
-    another process holds the GPU): the same clear error, naming vLLM's tensor parallelism."""
+def fake_cuda_load(monkeypatch, free: int = 10 * GIB, oom: bool = False) -> list[dict]:
+    """HFBackend on "cuda:0" on this CPU machine: the device check passes, the GPU reports
+    ``free`` bytes, and transformers' loader records its arguments and loads on the CPU (or
+    raises torch's out-of-memory error where a GPU would run out).  Returns the recorded
+    arguments."""
     import torch
+    import transformers
 
     from negbench.backends import hf
 
     monkeypatch.setattr(hf, "check_device", lambda device: None)
-    monkeypatch.setattr(fit, "gpu_memory", lambda device: (3 * GIB, 80 * GIB))
-    monkeypatch.setattr(hf, "check_fits", lambda *a, **k: None)  # size unknown beforehand
+    monkeypatch.setattr(fit, "gpu_memory", lambda device: (free, 80 * GIB))
+    real = transformers.AutoModelForCausalLM.from_pretrained
+    calls: list[dict] = []
+
+    def load(where, **kw):
+        calls.append(kw)
+        if oom:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.96 GiB")
+        return real(where, dtype=kw["dtype"], attn_implementation=kw["attn_implementation"])
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", load)
+    return calls
+
+
+def test_weights_are_read_straight_onto_the_gpu(tiny_llama, monkeypatch):
+    """On a GPU the weights load in place (``device_map``): no host copy of every weight first
+    (141 GB for a 70B model, more than the GPU machine's memory), no ``.to(device)`` after."""
+    import torch
+
+    from negbench.backends import hf
+
+    calls = fake_cuda_load(monkeypatch)
+    moved: list[str] = []
     real_to = torch.nn.Module.to
 
     def to(self, *args, **kwargs):
-        if args and str(args[0]).startswith("cuda"):
-            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.96 GiB")
+        moved.append(str(args[0]) if args else str(kwargs))
         return real_to(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.nn.Module, "to", to)
+    be = hf.HFBackend(tiny_llama, device="cuda:0", dtype="bfloat16")
+    assert calls and calls[0]["device_map"] == {"": "cuda:0"}
+    assert not any(m.startswith("cuda") for m in moved)
+    assert be.weight_bytes == sum(p.numel() * 2 for p in be.model.parameters())
+
+
+def test_running_out_of_memory_while_loading_is_one_clear_error(tiny_llama, monkeypatch):
+    """The load fails with torch's out-of-memory error (the size was not known beforehand, or
+    another process holds the GPU): the same clear error, naming vLLM's tensor parallelism."""
+    from negbench.backends import hf
+
+    fake_cuda_load(monkeypatch, oom=True)
     with pytest.raises(ModelError) as e:
         hf.HFBackend(tiny_llama, device="cuda:0", dtype="bfloat16")
     assert "ran out of memory on cuda:0 while loading" in str(e.value)
-    assert "3.0 GiB free of 80.0 GiB" in str(e.value)
+    assert "10.0 GiB free of 80.0 GiB" in str(e.value)
     assert "--vllm-arg=--tensor-parallel-size=N" in e.value.fix

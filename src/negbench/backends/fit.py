@@ -26,10 +26,11 @@ from negbench.errors import ModelError
 log = logging.getLogger("negbench")
 
 GIB = 1024**3
-# Room the scoring needs beside the weights: CUDA context, cuBLAS workspaces, one call's
-# activations and KV (batch_tokens ≤ 32k tokens).  A model that leaves less than this cannot score.
+# Room the scoring needs beside the weights: cuBLAS workspaces, one call's activations (a call
+# that does not fit is split in halves: core/oom.py) and the output head's tile of logits (1 GiB
+# at most).  Llama-3-70B in bfloat16 (131.4 GiB) then fits one 140 GiB H200, not an 80 GiB H100.
 HEADROOM_BYTES = 2 * GIB
-HEADROOM_SHARE = 0.05  # …and 5 % of the GPU, for the allocator's fragmentation
+HEADROOM_SHARE = 0.02  # …and 2 % of the GPU, for the allocator's fragmentation
 
 # bytes per element of the safetensors dtype codes (their own size where not floating point)
 SAFETENSORS_BYTES = {

@@ -149,14 +149,13 @@ class HFBackend(HFTokenization):
 
         auto = getattr(transformers, self._auto_model)  # Seq2SeqBackend: AutoModelForSeq2SeqLM
         kw: dict[str, Any] = {"dtype": self.dtype, "attn_implementation": attn}
-        quantized = getattr(self, "quantize", None) == "8bit"
-        if quantized:  # bitsandbytes LLM.int8(), placed on the GPU at load
+        on_gpu = self.device.startswith("cuda")
+        if on_gpu:  # read straight onto the GPU: no host copy of every weight first
+            kw["device_map"] = {"": self.device}
+        if getattr(self, "quantize", None) == "8bit":  # bitsandbytes LLM.int8()
             from transformers import BitsAndBytesConfig
 
-            kw.update(
-                quantization_config=BitsAndBytesConfig(load_in_8bit=True),
-                device_map={"": self.device},
-            )
+            kw["quantization_config"] = BitsAndBytesConfig(load_in_8bit=True)
         try:
             if src.gguf_file:
                 folder = self._converted_gguf(src)
@@ -183,7 +182,8 @@ class HFBackend(HFTokenization):
         except ModuleNotFoundError:
             raise  # a missing extra: the CLI names it
         except Exception as exc:  # truncated / corrupt weight files, bad config.json
-            if is_oom(exc) and self.device.startswith("cuda"):  # an 8-bit load places on the GPU
+            if is_oom(exc) and on_gpu:
+                free_device_memory()
                 raise load_oom(src.spec, self.device, exc) from exc
             if attn == "flex_attention":  # a model class without FlexAttention: SDPA then
                 log.info("FlexAttention unavailable for this model (%s); using SDPA", exc)
@@ -196,15 +196,8 @@ class HFBackend(HFTokenization):
                 where=f"--model {src.folder}",
                 fix="download the model again (a copy may have been cut short)",
             ) from exc
-        if not quantized:  # an 8-bit model is already on its device
-            try:
-                model.to(self.device)
-            except Exception as exc:
-                if not (is_oom(exc) and self.device.startswith("cuda")):
-                    raise
-                del model
-                free_device_memory()
-                raise load_oom(src.spec, self.device, exc) from exc
+        if not on_gpu:  # on a GPU it was loaded in place
+            model.to(self.device)
         return model, tok
 
     def _converted_gguf(self, src: ModelSource) -> str:
