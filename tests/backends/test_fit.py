@@ -73,6 +73,24 @@ def llama70b(tmp_path) -> Path:
     return folder
 
 
+def test_only_the_files_transformers_reads_are_counted(llama70b):
+    """A repository may hold the same weights twice (Mistral's ``consolidated.safetensors``
+    beside the shards): the shards the index names are counted, once."""
+    src = ModelSource(str(llama70b), folder=str(llama70b))
+    tensors = fit.checkpoint_tensors(src)
+    assert tensors is not None
+    shards = sorted(p.name for p in llama70b.glob("model-*.safetensors"))
+    weight_map = {}
+    for shard in shards:
+        for name in fit.safetensors_header(llama70b / shard):
+            if name != "__metadata__":
+                weight_map[name] = shard
+    (llama70b / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    shutil.copy(llama70b / shards[0], llama70b / "consolidated.safetensors")
+    again = fit.checkpoint_tensors(src)
+    assert again is not None and sorted(again, key=str) == sorted(tensors, key=str)
+
+
 def test_weight_bytes_equal_the_loaded_model(tiny_llama):
     """The headers of a saved fp32 checkpoint give the bytes the model holds once loaded in
     bfloat16 and in float32 (every parameter counted once, tied or not)."""

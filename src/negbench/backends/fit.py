@@ -116,7 +116,7 @@ def checkpoint_tensors(
             return _hub_tensors(source.hub_id, revision)
     if folder is None or not folder.is_dir():
         return None
-    files = sorted(folder.glob("*.safetensors"))
+    files = checkpoint_files(folder)
     if not files:
         return None
     tensors: list[TensorShape] = []
@@ -127,6 +127,22 @@ def checkpoint_tensors(
             log.debug("cannot read the safetensors header of %s: %s", f, exc)
             return None  # a damaged file: the load names it
     return tensors
+
+
+def checkpoint_files(folder: Path) -> list[Path]:
+    """The safetensors files transformers reads from a folder: the shards its index names, else
+    ``model.safetensors``, else every ``*.safetensors`` (a repository may also hold a
+    ``consolidated.safetensors`` of the same weights for another tool, never read)."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            shards = set(json.loads(index.read_text())["weight_map"].values())
+        except (OSError, ValueError, KeyError, AttributeError):
+            return []  # a damaged index: the load names it
+        return [folder / s for s in sorted(shards)]
+    if (folder / "model.safetensors").is_file():
+        return [folder / "model.safetensors"]
+    return sorted(folder.glob("*.safetensors"))
 
 
 def _cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
