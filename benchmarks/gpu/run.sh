@@ -23,7 +23,7 @@
 #         transformers Trainer + peft script: tokens/s, peak GPU memory, the same losses (issue 36, item 4)
 # Each side-by-side prints score s (scoring alone), forward s (inside forward calls), % of bf16 peak and GPU busy %.
 # Everything lands in $OUT, in two files (the device tool brings back at most 8): every step's whole output,
-# one after another under a "=== STEP" line, in $OUT/steps.log, and nvidia-smi samples in $OUT/smi.csv;
+# one after another between "=== STEP" and "=== END" lines, written as it runs, in $OUT/steps.log, and nvidia-smi samples in $OUT/smi.csv;
 # what the steps print is on stdout (tee it to $OUT/log.txt).  Random weights go to $MODELS (default .gpu-models/, git-ignored, kept
 # between calls on a warm machine) and are made once.  A failing step stops the run and prints its last lines.
 set -euo pipefail
@@ -76,8 +76,10 @@ run(){
   local name=$1 pat=$2; shift 2
   if [ "$DRY_RUN" = 1 ]; then echo "would run: $*"; return; fi
   local rc=0 log="$WORK/$name.log"
-  "$@" > "$log" 2>&1 || rc=$?
-  { echo "=== STEP $name (exit $rc, at $(el)s): $*"; cat "$log"; } >> "$OUT/steps.log"
+  echo "=== STEP $name (at $(el)s): $*" >> "$OUT/steps.log"
+  # streamed into steps.log as it runs: a step killed at the call's time limit leaves what it printed
+  "$@" 2>&1 | tee "$log" >> "$OUT/steps.log" || rc=$?
+  echo "=== END $name (exit $rc, at $(el)s)" >> "$OUT/steps.log"
   if [ "$pat" = "${pat#-v:}" ]; then grep -E "$pat" "$log" || true
   else grep -Ev "${pat#-v:}" "$log" || true; fi
   if [ "$rc" != 0 ]; then
