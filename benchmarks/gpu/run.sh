@@ -42,7 +42,8 @@ if [ "$REHEARSE" = 1 ]; then
 fi
 T0=$(date +%s); el(){ echo $(( $(date +%s)-T0 )); }
 R=$(pwd); OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-WORK=$(mktemp -d)  # each step's output before it is appended to $OUT/steps.log
+WORK=$(mktemp -d)  # each step's output, for its printed lines
+: > "$OUT/steps.log"; rm -f "$OUT/smi.csv"  # this run's alone
 M=${MODELS:-$R/.gpu-models}; [ "$REHEARSE" = 1 ] && M=${MODELS:-$R/.gpu-models/rehearse}; mkdir -p "$M"
 [ -d .gpu/site ] || { echo "no .gpu/site here: run benchmarks/gpu/prepare.sh on the CPU machine first" >&2; exit 1; }
 mkdir -p /tmp/site && cp -r .gpu/site/. /tmp/site/
