@@ -15,6 +15,7 @@ Prints SDPA lines."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -89,7 +90,7 @@ def main() -> None:
     for label, backend in CHOICES.items():
         if only and label != only:
             continue
-        ctx = sdpa_kernel([backend]) if backend is not None else _nothing()
+        ctx = sdpa_kernel([backend]) if backend is not None else contextlib.nullcontext()
         try:
             with ctx, warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -117,14 +118,6 @@ def main() -> None:
             f"SDPA {label:15s} {best:7.3f}s  attention {att / max(total, 1e-9):5.1%} of "
             f"{'GPU' if cuda else 'CPU'} time  max|Δ| vs torch's choice {d:.2e}  kernels: {names}"
         )
-
-
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from pathlib import Path
 
 log = logging.getLogger("negbench")
 #: Seconds the one probe of the hub may take.
@@ -118,15 +119,24 @@ def cache_dir() -> str:
     return constants.HF_HUB_CACHE
 
 
-def cached(repo_id: str, revision: str | None = None, repo_type: str = "model") -> bool:
-    """The local hub cache holds a snapshot of ``repo_id`` at ``revision`` (default: main)."""
+def snapshot(repo_id: str, revision: str | None = None, repo_type: str = "model") -> Path | None:
+    """The local hub cache's snapshot folder of ``repo_id`` at ``revision`` (default: main), or
+    None when it holds none; nothing is downloaded."""
     from huggingface_hub import snapshot_download
 
     try:
-        snapshot_download(repo_id, revision=revision, repo_type=repo_type, local_files_only=True)
-        return True
-    except Exception:
-        return False
+        return Path(
+            snapshot_download(
+                repo_id, revision=revision, repo_type=repo_type, local_files_only=True
+            )
+        )
+    except Exception:  # not cached (every failure means the same here)
+        return None
+
+
+def cached(repo_id: str, revision: str | None = None, repo_type: str = "model") -> bool:
+    """The local hub cache holds a snapshot of ``repo_id`` at ``revision`` (default: main)."""
+    return snapshot(repo_id, revision, repo_type) is not None
 
 
 def dataset_cached(repo_id: str) -> bool:

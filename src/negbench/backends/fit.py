@@ -20,6 +20,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from negbench import hub
 from negbench.backends.sources import ModelSource, converted_gguf_folder
 from negbench.errors import ModelError
 
@@ -111,7 +112,7 @@ def checkpoint_tensors(
     elif source.folder:
         folder = Path(source.folder)
     elif source.hub_id:
-        folder = _cached_snapshot(source.hub_id, revision)
+        folder = hub.snapshot(source.hub_id, revision)
         if folder is None:
             return _hub_tensors(source.hub_id, revision)
     if folder is None or not folder.is_dir():
@@ -145,26 +146,8 @@ def checkpoint_files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.safetensors"))
 
 
-def _cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(
-            snapshot_download(
-                repo_id,
-                revision=revision,
-                local_files_only=True,
-                allow_patterns=["*.safetensors", "*.json"],
-            )
-        )
-    except Exception:  # not cached (every failure means the same here)
-        return None
-
-
 def _hub_tensors(repo_id: str, revision: str | None) -> list[TensorShape] | None:
     """The hub's header endpoint: a few range requests, no weights downloaded."""
-    from negbench import hub
-
     if hub.unreachable() is not None:
         return None
     try:

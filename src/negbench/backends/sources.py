@@ -211,12 +211,10 @@ def source_fingerprint(src: ModelSource, revision: str | None = None) -> str:
 def _cached_commit(repo_id: str) -> str | None:
     """The commit of the local cache's snapshot of ``repo_id`` at main (what a load read, online
     or offline), or None."""
-    from huggingface_hub import snapshot_download
+    from negbench import hub
 
-    try:
-        return Path(snapshot_download(repo_id, local_files_only=True)).name
-    except Exception:
-        return None
+    folder = hub.snapshot(repo_id)
+    return folder.name if folder is not None else None
 
 
 # -- the Hugging Face hub (reachability, offline mode, caches: negbench.hub) ------------------------
